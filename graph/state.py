@@ -1,0 +1,86 @@
+"""Graph state: what a turn reads, what it returns, and what nodes pass between them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+Intent = Literal["question", "chitchat", "reset", "invalid"]
+Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]
+
+
+class Chunk(TypedDict):
+    """One retrieved chunk with its relevance score."""
+
+    chunk_id: str
+    source: str
+    source_url: str
+    title: str
+    heading_hierarchy: list[str]
+    score: float
+    text: str
+
+
+class Citation(Chunk):
+    """A chunk the answer cites as `[index]`."""
+
+    index: int
+
+
+class ErrorInfo(TypedDict):
+    """A failure recorded by a node, turned into a reply by `error_handler`."""
+
+    code: str
+    message: str
+    node: str
+
+
+class InputState(TypedDict):
+    """What a caller sends: the conversation, with the new user message last."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class OutputState(InputState, total=False):
+    """What a turn returns besides the messages."""
+
+    status: Status
+    answer: str
+    retrieval_query: str
+    retrieved: list[Chunk]
+    citations: list[Citation]
+    top_score: float | None
+    threshold: float
+    grounded: bool
+    model_used: str
+    embedding_model: str
+    tokens_used: int
+    error: ErrorInfo | None
+
+
+class State(OutputState, total=False):
+    """Everything a node may read; per-turn fields are reset by `classify`."""
+
+    intent: Intent
+    # The standalone query of the previous question turn: the one field besides `messages`
+    # that survives a turn, so a follow-up's "it" can be resolved. `/reset` clears it.
+    last_query: str
+
+
+def turn_defaults() -> dict[str, Any]:
+    """Return the per-turn fields with their empty values (messages excluded)."""
+    return {
+        "status": "error",
+        "answer": "",
+        "retrieval_query": "",
+        "retrieved": [],
+        "citations": [],
+        "top_score": None,
+        "grounded": False,
+        "model_used": "",
+        "embedding_model": "",
+        "tokens_used": 0,
+        "error": None,
+    }

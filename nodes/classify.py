@@ -1,0 +1,54 @@
+"""classify: validate the message, decide the intent, and make a follow-up a standalone query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+from graph.context import Context, resolve_context
+from graph.state import State, turn_defaults
+from nodes.heuristics import chitchat_reply, rewrite_followup
+from tools.errors import InvalidInputError
+from tools.validation import clean_question
+
+RESET_COMMANDS = {"/reset", "/clear", "/new"}
+RESET_REPLY = "Conversation cleared. What would you like to know?"
+
+
+def _latest_user_message(messages: list[AnyMessage]) -> HumanMessage | None:
+    """Return the message this turn answers: the last one, if the user sent it."""
+    last = messages[-1] if messages else None
+    return last if isinstance(last, HumanMessage) else None
+
+
+def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Reset the turn's fields, then record the intent and the query to retrieve with."""
+    ctx = resolve_context(runtime.context)
+    update = turn_defaults()
+    message = _latest_user_message(state.get("messages", []))
+    try:
+        if message is None:
+            raise InvalidInputError("the last message must come from the user")
+        text = clean_question(message.content, ctx.max_question_chars)
+    except InvalidInputError as exc:
+        return {**update, "intent": "invalid", "error": {"code": exc.code, "message": exc.message, "node": "classify"}}
+
+    if text.lower() in RESET_COMMANDS:
+        return {
+            **update,
+            "intent": "reset",
+            "status": "reset",
+            "answer": RESET_REPLY,
+            "last_query": "",
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
+        }
+    reply = chitchat_reply(text)
+    if reply is not None:
+        return {**update, "intent": "chitchat", "status": "chitchat", "answer": reply,
+                "messages": [AIMessage(reply)]}
+
+    query = rewrite_followup(text, state.get("last_query", ""))
+    return {**update, "intent": "question", "retrieval_query": query, "last_query": query}

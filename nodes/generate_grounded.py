@@ -1,0 +1,100 @@
+"""generate_grounded: answer from the retrieved chunks only, with [n] citations that must exist."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from graph.context import Context, resolve_context
+from graph.state import Chunk, Citation, State
+from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
+from tools.chat import EXTRACTIVE, chat_available, get_chat_model
+from tools.chunking import count_tokens
+from tools.extractive import extract_answer
+
+log = logging.getLogger(__name__)
+_MARKER = re.compile(r"\[(\d{1,2})\]")
+_URL = re.compile(r"https?://[^\s)\]>\"']+")
+EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"
+# Chunks scoring this close to the best one are treated as equally relevant sources.
+SOURCE_MARGIN = 0.1
+
+
+def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
+    """Renumber [n] markers by first use, dropping any that point at no retrieved chunk."""
+    order: list[int] = []
+    for match in _MARKER.finditer(answer):
+        n = int(match.group(1))
+        if 1 <= n <= len(chunks) and n not in order:
+            order.append(n)
+    new = {old: i + 1 for i, old in enumerate(order)}
+
+    def renumber(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return f"[{new[n]}]" if n in new else ""
+
+    citations: list[Citation] = [
+        {**chunks[old - 1], "index": new[old], "text": chunks[old - 1]["text"][:500]} for old in order
+    ]
+    return _MARKER.sub(renumber, answer).strip(), citations
+
+
+def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
+    """Remove URLs that are not a retrieved chunk's source."""
+    allowed = {c["source_url"].split("#")[0] for c in chunks}
+    return _URL.sub(lambda m: m.group(0) if m.group(0).split("#")[0] in allowed else "", answer)
+
+
+def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
+    """Stitch the best-matching sentences into an answer with [n] markers."""
+    picked = extract_answer(query, [c["text"] for c in chunks])
+    answer = " ".join(f"{sentence} [{rank + 1}]" for rank, sentence in picked)
+    tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
+    return answer, tokens
+
+
+def _llm(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
+    """Ask the chat model for a grounded answer."""
+    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
+                           timeout=ctx.request_timeout)
+    sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
+    reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))])
+    usage = getattr(reply, "usage_metadata", None) or {}
+    text = reply.content if isinstance(reply.content, str) else ""
+    return ("" if text.strip() == "NOT_FOUND" else text), int(usage.get("total_tokens", 0))
+
+
+def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the answer and its citations; an answer without a valid citation falls to not-found."""
+    ctx = resolve_context(runtime.context)
+    retrieved = state.get("retrieved", [])
+    top = retrieved[0]["score"] if retrieved else 0.0
+    query = state.get("retrieval_query", "")
+    if chat_available():
+        try:
+            raw, tokens = _llm(query, retrieved, ctx)
+        except Exception as exc:  # the OpenAI SDK already retried; any failure now is an outage
+            log.warning("chat model failed: %r", exc)
+            return {"error": {"code": "LLM_ERROR", "message": "the language model is unavailable",
+                              "node": "generate_grounded"}}
+        sources, model_used = retrieved, ctx.chat_model
+    else:
+        sources = [c for c in retrieved if c["score"] >= top - SOURCE_MARGIN][:3]
+        (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
+    answer, citations = cite(strip_foreign_urls(raw, sources), sources)
+    if not citations:
+        return {"citations": [], "model_used": model_used, "tokens_used": tokens}
+    if not chat_available():
+        answer += EXTRACTIVE_NOTE
+    return {
+        "status": "grounded",
+        "answer": answer,
+        "citations": citations,
+        "model_used": model_used,
+        "tokens_used": tokens,
+        "messages": [AIMessage(answer)],
+    }

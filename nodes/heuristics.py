@@ -1,0 +1,71 @@
+"""Offline language heuristics for classify: chit-chat detection and follow-up rewriting."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_GREETING = re.compile(
+    r"\b(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day)|thanks|thank you|"
+    r"thank|thx|ty|cheers|bye|goodbye|see you|ok|okay|great|cool|nice|awesome|perfect)\b",
+    re.IGNORECASE,
+)
+_FILLER = {"there", "you", "so", "much", "a", "lot", "very", "again", "all", "everyone", "bot", "agent",
+           "for", "the", "help", "that", "s", "it", "many", "really", "oh", "and", "got", "later"}
+_THANKS = re.compile(r"\b(thanks|thank|thx|ty|cheers)\b", re.IGNORECASE)
+_BYE = re.compile(r"\b(bye|goodbye|see you)\b", re.IGNORECASE)
+# Pronouns that stand for the previous topic and can be replaced by it in place.
+_REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that|one)\b", re.IGNORECASE)
+# Anaphors that refer back but cannot simply be swapped for a noun phrase.
+_REFERRING = re.compile(r"\b(both|these|those|either|neither|the latter|the former)\b", re.IGNORECASE)
+_FRAME = re.compile(
+    r"^\s*(?:(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
+    r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|tell me (?:more )?about\s+|explain\s+|describe\s+|"
+    r"show me\s+|define\s+)(?:(?:a|an|the)\s+)?",
+    re.IGNORECASE,
+)
+_STOP = re.compile(
+    r"\s+(?:used|use|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|with|and|"
+    r"to|from|when|if|help|helps|relate|relates)\b.*$",
+    re.IGNORECASE,
+)
+
+
+def chitchat_reply(text: str) -> str | None:
+    """Return a reply when the whole message is a greeting, thanks or goodbye; else None."""
+    if not _GREETING.search(text):
+        return None
+    rest = _GREETING.sub(" ", text)
+    if any(w.lower() not in _FILLER for w in _WORD.findall(rest)):
+        return None
+    if _THANKS.search(text):
+        return "You're welcome! Ask me anything else about the documentation."
+    if _BYE.search(text):
+        return "Goodbye! Come back any time you have a question about the documentation."
+    return "Hello! Ask me a question about the documentation and I'll answer with the sections I used."
+
+
+def subject_of(query: str) -> str:
+    """Return the topic phrase of a standalone question ("What is Isaac Sim?" → "Isaac Sim")."""
+    core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
+    short = _STOP.sub("", core).strip()
+    return short or core
+
+
+def is_followup(question: str) -> bool:
+    """Tell whether a question leans on an earlier turn for its topic."""
+    return bool(_REPLACEABLE.search(question) or _REFERRING.search(question))
+
+
+def rewrite_followup(question: str, previous_query: str) -> str:
+    """Make a follow-up standalone using the previous turn's standalone query."""
+    if not previous_query or not is_followup(question):
+        return question
+    subject = subject_of(previous_query)
+    if _REFERRING.search(question) or not subject:
+        return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"
+    match = _REPLACEABLE.search(question)
+    assert match is not None
+    word = match.group(1).lower()
+    replacement = f"{subject}'s" if word in {"its", "their"} else subject
+    return question[: match.start()] + replacement + question[match.end():]

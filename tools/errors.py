@@ -1,0 +1,55 @@
+"""Typed failures of the agent's dependencies, each with a stable, user-facing error code."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """A failure with a code the user sees and a message that is safe to show."""
+
+    code = "INTERNAL_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInputError(AgentError):
+    """The user's message cannot be answered as given."""
+
+    code = "INVALID_INPUT"
+
+
+class EmbeddingError(AgentError):
+    """The embedding model failed or is unavailable."""
+
+    code = "EMBEDDING_UNAVAILABLE"
+
+
+class RetrievalError(AgentError):
+    """The vector store failed or is unavailable."""
+
+    code = "RETRIEVAL_ERROR"
+
+
+class IndexMismatchError(AgentError):
+    """The index was built with a different embedder than the one configured."""
+
+    code = "INDEX_MISMATCH"
+
+
+class IndexMissingError(AgentError):
+    """No documents have been ingested into the collection yet."""
+
+    code = "INDEX_MISSING"
+
+
+class LLMError(AgentError):
+    """The chat model failed or is unavailable."""
+
+    code = "LLM_ERROR"
+
+
+class StorageError(AgentError):
+    """Local storage (index folder or checkpoint database) cannot be used."""
+
+    code = "STORAGE_ERROR"

@@ -1,0 +1,64 @@
+"""What an index was built with: embedder, dimension, calibrated threshold and document hashes."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tools.errors import IndexMismatchError, IndexMissingError, StorageError
+
+# Best threshold measured per embedder (balanced accuracy on labelled in/out-of-scope questions;
+# see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.
+CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.40, "hash/256": 0.30}
+FALLBACK_THRESHOLD = 0.40
+
+
+def manifest_path(data_dir: str | Path) -> Path:
+    """Return where the manifest of a data directory lives."""
+    return Path(data_dir) / "manifest.json"
+
+
+def load(data_dir: str | Path) -> dict[str, Any]:
+    """Read the manifest, empty when nothing has been ingested."""
+    path = manifest_path(data_dir)
+    if not path.exists():
+        return {"collections": {}}
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"cannot read the index manifest {path}: {exc}") from exc
+    return data
+
+
+def save(data_dir: str | Path, data: dict[str, Any]) -> None:
+    """Write the manifest atomically, so an interrupted write never leaves half a file."""
+    path = manifest_path(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def collection_info(data_dir: str | Path, collection: str, embedding_model: str) -> dict[str, Any]:
+    """Return a collection's entry, checking it was built with the embedder now configured."""
+    info: dict[str, Any] | None = load(data_dir)["collections"].get(collection)
+    if not info:
+        raise IndexMissingError(
+            f"no documents are indexed in collection {collection!r} under {data_dir}; "
+            "run `rag-agent ingest PATH` first"
+        )
+    if info["embedding_model"] != embedding_model:
+        raise IndexMismatchError(
+            f"collection {collection!r} was built with {info['embedding_model']} but "
+            f"{embedding_model} is configured; re-ingest with --recreate or configure the same embedder"
+        )
+    return info
+
+
+def default_threshold(embedding_model: str) -> float:
+    """Return the calibrated gate threshold for an embedder."""
+    return CALIBRATED_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)

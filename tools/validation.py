@@ -1,0 +1,31 @@
+"""What counts as a valid question: clean Unicode text of a bounded length."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from tools.errors import InvalidInputError
+
+# ANSI escape sequences, then C0/C1 controls except tab and newline.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Zero-width, bidi controls and Unicode tag characters: invisible text that can smuggle instructions.
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+
+
+def clean_question(content: object, max_chars: int = 1000) -> str:
+    """Return the normalised question, or raise InvalidInputError naming what is wrong with it."""
+    if not isinstance(content, str):
+        raise InvalidInputError("the question must be plain text")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
+        raise InvalidInputError("the question contains invalid Unicode (lone surrogates)")
+    text = _INVISIBLE.sub("", _CONTROL.sub("", _ANSI.sub("", content)))
+    text = unicodedata.normalize("NFC", text).strip()
+    if not text:
+        raise InvalidInputError("the question is empty; type a question about the documentation")
+    if len(text) > max_chars:
+        raise InvalidInputError(
+            f"the question is too long ({len(text)} characters; the limit is {max_chars}); shorten it"
+        )
+    return text

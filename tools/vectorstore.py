@@ -1,0 +1,89 @@
+"""Where chunks live: Qdrant in local mode on disk by default, a Qdrant server when QDRANT_URL is set."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from pathlib import Path
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_qdrant import QdrantVectorStore
+from qdrant_client import QdrantClient, models
+
+from tools.errors import RetrievalError, StorageError
+
+_clients: dict[str, QdrantClient] = {}
+_lock = threading.Lock()
+
+
+def open_client(data_dir: str | Path) -> QdrantClient:
+    """Return this process's Qdrant client: one per local path, since local mode holds a file lock."""
+    url = os.environ.get("QDRANT_URL")
+    key = url or str(Path(data_dir, "qdrant").resolve())
+    with _lock:
+        if key not in _clients:
+            _clients[key] = _connect(url, Path(key))
+        return _clients[key]
+
+
+def _connect(url: str | None, path: Path) -> QdrantClient:
+    """Create a client, turning a held lock or unwritable folder into a clear error."""
+    if url:
+        return QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY"), timeout=10)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        return QdrantClient(path=str(path))
+    except RuntimeError as exc:
+        if "already accessed" in str(exc):
+            raise StorageError(
+                f"the index at {path} is open in another process; stop it, or set QDRANT_URL "
+                "to share one Qdrant server between processes"
+            ) from exc
+        raise
+    except OSError as exc:
+        raise StorageError(f"cannot open the index folder {path}: {exc.strerror or exc}") from exc
+
+
+def close_clients() -> None:
+    """Close every client (releases local-mode locks; used by tests and at exit)."""
+    with _lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
+
+
+def ensure_collection(client: QdrantClient, name: str, dimension: int) -> None:
+    """Create the collection with cosine distance if it does not exist yet."""
+    if not client.collection_exists(name):
+        client.create_collection(
+            name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+        )
+
+
+def store(client: QdrantClient, collection: str, embeddings: Embeddings) -> QdrantVectorStore:
+    """Wrap a collection as a LangChain vector store."""
+    return QdrantVectorStore(client=client, collection_name=collection, embedding=embeddings)
+
+
+def delete_sources(client: QdrantClient, collection: str, sources: list[str]) -> None:
+    """Delete every chunk of the given documents."""
+    if not sources:
+        return
+    selector = models.FilterSelector(
+        filter=models.Filter(
+            must=[models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))]
+        )
+    )
+    client.delete(collection, points_selector=selector, wait=True)
+
+
+def search(vstore: QdrantVectorStore, vector: list[float], k: int) -> list[tuple[Document, float]]:
+    """Return the k nearest chunks to an already-embedded query, with cosine scores."""
+    try:
+        return vstore.similarity_search_with_score_by_vector(vector, k=k)
+    except Exception as exc:  # any client or transport failure is a retrieval outage to the user
+        raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
+
+
+atexit.register(close_clients)
