@@ -64,7 +64,8 @@ class Context:
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            integral = name in {"top_k", "max_tokens", "max_history", "max_question_chars"}
+            if isinstance(value, bool) or not isinstance(value, int if integral else int | float):
                 raise SettingsError(f"{name} must be a number between {low:g} and {high:g}, got {value!r}")
             if not low <= value <= high:
                 raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value!r}")

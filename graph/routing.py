@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.graph import END
-
 from graph.state import State
 
 
@@ -15,7 +13,7 @@ def route_after_classify(state: State) -> Literal["retrieve", "error_handler", "
         return "error_handler"
     if state.get("intent") == "question":
         return "retrieve"
-    return END
+    return "__end__"
 
 
 def route_after_retrieve(state: State) -> Literal["score_gate", "error_handler"]:
@@ -36,4 +34,4 @@ def route_after_generate_grounded(
     """Finish, or fall back to not-found when the answer kept no valid citation."""
     if state.get("error"):
         return "error_handler"
-    return END if state.get("citations") else "generate_not_found"
+    return "__end__" if state.get("citations") else "generate_not_found"

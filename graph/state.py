@@ -52,7 +52,7 @@ class OutputState(InputState, total=False):
     retrieved: list[Chunk]
     citations: list[Citation]
     top_score: float | None
-    threshold: float
+    threshold: float | None
     grounded: bool
     model_used: str
     embedding_model: str
@@ -78,6 +78,7 @@ def turn_defaults() -> dict[str, Any]:
         "retrieved": [],
         "citations": [],
         "top_score": None,
+        "threshold": None,
         "grounded": False,
         "model_used": "",
         "embedding_model": "",

@@ -18,7 +18,7 @@ from tools.extractive import extract_answer
 
 log = logging.getLogger(__name__)
 _MARKER = re.compile(r"\[(\d{1,2})\]")
-_URL = re.compile(r"https?://[^\s)\]>\"']+")
+_URL = re.compile(r"https?://[^\s)\]>\"']+(?<![.,;:!?])")
 EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"
 # Chunks scoring this close to the best one are treated as equally relevant sources.
 SOURCE_MARGIN = 0.1
@@ -40,7 +40,7 @@ def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
     citations: list[Citation] = [
         {**chunks[old - 1], "index": new[old], "text": chunks[old - 1]["text"][:500]} for old in order
     ]
-    return _MARKER.sub(renumber, answer).strip(), citations
+    return re.sub(r" {2,}", " ", _MARKER.sub(renumber, answer)).strip(), citations
 
 
 def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
@@ -49,10 +49,15 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
     return _URL.sub(lambda m: m.group(0) if m.group(0).split("#")[0] in allowed else "", answer)
 
 
+def _terminate(sentence: str) -> str:
+    """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
+    return sentence if sentence.endswith((".", "!", "?", "\n")) else sentence + "."
+
+
 def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     """Stitch the best-matching sentences into an answer with [n] markers."""
     picked = extract_answer(query, [c["text"] for c in chunks])
-    answer = " ".join(f"{sentence} [{rank + 1}]" for rank, sentence in picked)
+    answer = " ".join(f"{_terminate(sentence)} [{rank + 1}]" for rank, sentence in picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_WORD = re.compile(r"\w+", re.UNICODE)
 _GREETING = re.compile(
     r"\b(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day)|thanks|thank you|"
     r"thank|thx|ty|cheers|bye|goodbye|see you|ok|okay|great|cool|nice|awesome|perfect)\b",

@@ -38,7 +38,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
             raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
         client = vectorstore.open_client(ctx.data_dir)
-        hits = vectorstore.search(vectorstore.store(client, ctx.collection, embeddings), vector, ctx.top_k)
+        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ctx.top_k)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     chunks = [to_chunk(doc.metadata, score) for doc, score in hits]

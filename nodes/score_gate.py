@@ -9,6 +9,6 @@ from graph.state import State
 
 def score_gate(state: State) -> dict[str, Any]:
     """Record whether the retrieved chunks are relevant enough to answer from."""
-    top = state.get("top_score")
-    grounded = bool(state.get("retrieved")) and top is not None and top >= state.get("threshold", 1.0)
+    top, threshold = state.get("top_score"), state.get("threshold")
+    grounded = bool(state.get("retrieved")) and top is not None and threshold is not None and top >= threshold
     return {"grounded": grounded}

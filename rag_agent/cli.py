@@ -17,8 +17,12 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 def _parser() -> argparse.ArgumentParser:
     """Describe the command line."""
-    parser = argparse.ArgumentParser(prog="rag-agent", description="Answer questions from your docs, with citations.")
-    parser.add_argument("--data-dir", help="index, manifest and checkpoints (default $RAG_AGENT_DATA_DIR or ./.rag-agent)")
+    parser = argparse.ArgumentParser(
+        prog="rag-agent", description="Answer questions from your docs, with citations."
+    )
+    parser.add_argument(
+        "--data-dir", help="index, manifest and checkpoints (default $RAG_AGENT_DATA_DIR or ./.rag-agent)"
+    )
     parser.add_argument("--collection", help="collection name (default 'docs')")
     sub = parser.add_subparsers(dest="command", required=True)
     ingest = sub.add_parser("ingest", help="index a folder of .md/.mdx files")
@@ -105,7 +109,8 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
-    logging.basicConfig(level=os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR"), format="%(levelname)s %(name)s: %(message)s")
+    level = os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR")
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
     from tools.errors import AgentError
 

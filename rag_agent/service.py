@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.builder import compile_graph
@@ -65,20 +66,27 @@ class Agent:
         """Run one turn and return the response object the CLI prints with --json."""
         start = time.perf_counter()
         thread_id = thread_id or uuid.uuid4().hex
-        config = {"configurable": {"thread_id": thread_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         try:
             check_thread_id(thread_id)
+            if not isinstance(question, str):
+                raise InvalidInputError("the question must be plain text")
             with _thread_lock(thread_id):
                 state = self.graph.invoke(
                     {"messages": [HumanMessage(content=question)]}, config, context=self.context
                 )
         except AgentError as exc:
-            state = {"status": "error", "answer": exc.message, "error": {"code": exc.code, "message": exc.message}}
+            state = _failure(exc)
         except sqlite3.Error as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            err = StorageError(f"the conversation store failed: {exc}")
-            state = {"status": "error", "answer": err.message, "error": {"code": err.code, "message": err.message}}
+            state = _failure(StorageError(f"the conversation store failed: {exc}"))
         return response(state, thread_id, time.perf_counter() - start)
+
+
+def _failure(exc: AgentError) -> dict[str, Any]:
+    """Describe a failure that happened outside the graph's nodes as a final state."""
+    answer = f"Sorry, I couldn't answer that: {exc.message}. (error code: {exc.code})"
+    return {"status": "error", "answer": answer, "error": {"code": exc.code, "message": exc.message}}
 
 
 def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def count_tokens(text: str) -> int:
 def slugify(heading: str) -> str:
     """Return the heading's anchor as Docusaurus (github-slugger) computes it."""
     text = unicodedata.normalize("NFKC", heading).strip().lower()
-    text = re.sub(r"[*_`]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text)
+    # Drop link targets, code ticks and emphasis markers, but keep intra-word underscores (max_tokens).
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"`|(?<!\w)[*_]+|[*_]+(?!\w)", "", text)
     return _SLUG_DROP.sub("", text).replace(" ", "-")
 
 

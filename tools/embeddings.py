@@ -59,7 +59,7 @@ def _build(name: str) -> Embeddings:
         from langchain_cohere import CohereEmbeddings
 
         # CohereEmbeddings uses input_type search_document for chunks and search_query for queries.
-        return CohereEmbeddings(model=model, max_retries=2, request_timeout=30)
+        return CohereEmbeddings(model=model, max_retries=2, request_timeout=30)  # type: ignore[call-arg]
     if provider == "hash":
         return HashEmbeddings(int(model or 256))
     raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/ or hash/")
@@ -86,5 +86,10 @@ def get_embeddings(name: str) -> Embeddings:
     name = resolve_name(name)
     with _lock:
         if name not in _cache:
-            _cache[name] = _build(name)
+            try:
+                _cache[name] = _build(name)
+            except EmbeddingError:
+                raise
+            except Exception as exc:  # a model that cannot load is an unavailable embedder to the user
+                raise EmbeddingError(f"cannot load the embedding model {name} ({type(exc).__name__})") from exc
         return _cache[name]

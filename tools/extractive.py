@@ -38,11 +38,21 @@ def sentences(markdown: str) -> list[str]:
     return out
 
 
+def excerpt(markdown: str, limit: int = 300) -> str:
+    """Quote the start of a chunk that has no prose (only code or a table), cut at a line end."""
+    text = markdown.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit("\n", 1)[0] + "\n…"
+    return cut + "\n```" if cut.count("```") % 2 else cut
+
+
 def extract_answer(query: str, chunks: list[str], max_sentences: int = 3) -> list[tuple[int, str]]:
     """Return (chunk position, sentence) pairs that answer `query`, in reading order."""
     candidates = [(i, j, s) for i, chunk in enumerate(chunks) for j, s in enumerate(sentences(chunk))]
     if not candidates:
-        return []
+        # Only code or tables were retrieved: quote the best chunk rather than dropping it.
+        return [(0, "\n" + excerpt(chunks[0]) + "\n")] if chunks and chunks[0].strip() else []
     query_terms = set(_terms(query))
     document_freq = Counter(t for _, _, s in candidates for t in set(_terms(s)))
     n = len(candidates)
@@ -52,7 +62,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3) -> lis
         overlap = query_terms & set(_terms(sentence))
         lexical = sum(math.log(1 + n / document_freq[t]) for t in overlap)
         # Earlier chunks are more relevant and earlier sentences tend to define the topic.
-        return lexical + 1.0 / (1 + rank) + 0.3 / (1 + position)
+        # A sentence that only introduces a list ("configure the following:") says little alone.
+        dangling = 0.8 if sentence.endswith(":") else 0.0
+        return lexical + 1.0 / (1 + rank) + 0.3 / (1 + position) - dangling
 
     best = sorted(candidates, key=score, reverse=True)[:max_sentences]
     return [(rank, sentence) for rank, _, sentence in sorted(best)]

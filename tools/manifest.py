@@ -12,8 +12,8 @@ from tools.errors import IndexMismatchError, IndexMissingError, StorageError
 
 # Best threshold measured per embedder (balanced accuracy on labelled in/out-of-scope questions;
 # see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.
-CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.40, "hash/256": 0.30}
-FALLBACK_THRESHOLD = 0.40
+CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.39}
+FALLBACK_THRESHOLD = 0.39
 
 
 def manifest_path(data_dir: str | Path) -> Path:

@@ -6,6 +6,7 @@ import atexit
 import os
 import threading
 from pathlib import Path
+
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore
@@ -78,10 +79,12 @@ def delete_sources(client: QdrantClient, collection: str, sources: list[str]) ->
     client.delete(collection, points_selector=selector, wait=True)
 
 
-def search(vstore: QdrantVectorStore, vector: list[float], k: int) -> list[tuple[Document, float]]:
+def search(
+    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int
+) -> list[tuple[Document, float]]:
     """Return the k nearest chunks to an already-embedded query, with cosine scores."""
     try:
-        return vstore.similarity_search_with_score_by_vector(vector, k=k)
+        return store(client, collection, embeddings).similarity_search_with_score_by_vector(vector, k=k)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
 

@@ -1,0 +1,112 @@
+"""Offline evaluation: retrieval hit@k, MRR, abstention, citation validity, latency; gate calibration."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from rag_agent.service import Agent
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read a JSON Lines file, naming the line that does not parse."""
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: not valid JSON ({exc})") from exc
+    return rows
+
+
+def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """Keep what every metric needs from one turn."""
+    return {
+        "id": item_id, "turn": turn, "question": question["question"],
+        "expected": question.get("expected") or ("GROUNDED" if question.get("gold") else "NOT_FOUND"),
+        "gold": question.get("gold") or [],
+        "status": result["status"], "retrieval_query": result["retrieval_query"],
+        "retrieved": [{"source": r["source"], "score": r["score"]} for r in result["retrieved"]],
+        "citations": [{"source": c["source"], "chunk_id": c["chunk_id"]} for c in result["citations"]],
+        "retrieved_ids": [r["chunk_id"] for r in result["retrieved"]],
+        "top_score": result["top_score"], "latency_ms": round(result["execution_time_seconds"] * 1000, 1),
+    }
+
+
+def run(agent: Agent, questions: list[dict[str, Any]], conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ask every question on its own thread and every conversation turn by turn on one thread."""
+    records = []
+    total = len(questions) + sum(len(c["turns"]) for c in conversations)
+    with tqdm(total=total, unit="turn", desc="eval") as bar:
+        for q in questions:
+            item_id = q.get("id") or q.get("source_id", "")
+            records.append(_record(item_id, 1, q, agent.ask(q["question"], uuid.uuid4().hex)))
+            bar.update()
+        for conv in conversations:
+            thread = uuid.uuid4().hex
+            for turn, q in enumerate(conv["turns"], 1):
+                records.append(_record(conv["id"], turn, q, agent.ask(q["question"], thread)))
+                bar.update()
+    return records
+
+
+def _rank(record: dict[str, Any]) -> int | None:
+    """Return the 1-based rank of the first gold chunk, if any."""
+    for i, r in enumerate(record["retrieved"], 1):
+        if r["source"] in record["gold"]:
+            return i
+    return None
+
+
+def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compute the evaluation figures from turn records."""
+    inscope = [r for r in records if r["expected"] == "GROUNDED"]
+    out = [r for r in records if r["expected"] == "NOT_FOUND"]
+    follow = [r for r in inscope if r["turn"] > 1]
+    ranks = [_rank(r) for r in inscope]
+    cites = [(c, r) for r in records for c in r["citations"]]
+    latencies = sorted(r["latency_ms"] for r in records)
+
+    def share(values: list[bool]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
+
+    return {
+        "hit_at_1": share([k == 1 for k in ranks]),
+        "hit_at_5": share([k is not None and k <= 5 for k in ranks]),
+        "mrr_at_10": round(sum(1 / k for k in ranks if k and k <= 10) / len(ranks), 4) if ranks else None,
+        "abstention_recall": share([r["status"] == "not_found" for r in out]),
+        "false_abstention_rate": share([r["status"] == "not_found" for r in inscope]),
+        "followup_hit_at_5": share([(k := _rank(r)) is not None and k <= 5 for r in follow]),
+        "citation_validity": share([c["chunk_id"] in r["retrieved_ids"] for c, r in cites]) if cites else 1.0,
+        "latency_p50_ms": statistics.median(latencies) if latencies else None,
+        "latency_p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
+        "count_in_scope": len(inscope), "count_out_of_scope": len(out), "count_followups": len(follow),
+        "errors": sum(r["status"] == "error" for r in records),
+    }
+
+
+def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:
+    """Return balanced accuracy of the score gate at each threshold, from the recorded top scores."""
+    inscope = [r["top_score"] or 0.0 for r in records if r["expected"] == "GROUNDED"]
+    out = [r["top_score"] or 0.0 for r in records if r["expected"] == "NOT_FOUND"]
+    curve = []
+    for i in range(int(1 / step) + 1):
+        t = round(i * step, 4)
+        tpr = sum(s >= t for s in inscope) / max(len(inscope), 1)
+        tnr = sum(s < t for s in out) / max(len(out), 1)
+        curve.append({"threshold": t, "answer_rate_in_scope": round(tpr, 4),
+                      "abstention_out_of_scope": round(tnr, 4), "balanced_accuracy": round((tpr + tnr) / 2, 4)})
+    return curve
+
+
+def best_threshold(curve: list[dict[str, float]]) -> dict[str, float]:
+    """Pick the threshold with the best balanced accuracy; ties go to the middle of the plateau."""
+    top = max(p["balanced_accuracy"] for p in curve)
+    plateau = [p for p in curve if p["balanced_accuracy"] == top]
+    return plateau[len(plateau) // 2]

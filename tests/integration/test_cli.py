@@ -1,0 +1,54 @@
+"""The issue's acceptance checks, through the installed `rag-agent` command on the shared textbook."""
+
+import json
+from pathlib import Path
+
+from tests.integration.conftest import CORPUS, run_cli
+
+
+def ask_json(data_dir: Path, *args: str) -> tuple[int, dict]:
+    result = run_cli(data_dir, "ask", "--json", *args)
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_in_scope_question_is_grounded_with_a_citation(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "What is Isaac Sim?")
+    assert code == 0
+    assert out["status"] == "grounded" and out["grounded"] is True
+    assert "module-3/isaac-sim-setup.md" in {c["source"] for c in out["citations"]}
+    assert all(f"[{c['index']}]" in out["answer"] for c in out["citations"])
+    assert out["embedding_model"] == "local/all-MiniLM-L6-v2"
+    assert out["top_score"] >= out["threshold"]
+
+
+def test_out_of_scope_question_is_not_found(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "What's the weather today?")
+    assert code == 0
+    assert out["status"] == "not_found"
+    assert "I don't have information" in out["answer"]
+    assert out["citations"] == []
+
+
+def test_follow_up_on_a_thread_resolves_the_pronoun(textbook_dir: Path) -> None:
+    first = run_cli(textbook_dir, "ask", "--thread", "t1", "What is Isaac Sim?")
+    assert first.returncode == 0, first.stderr
+    code, out = ask_json(textbook_dir, "--thread", "t1", "How do I use it for synthetic data?")
+    assert code == 0 and out["turn"] == 2
+    assert "Isaac Sim" in out["retrieval_query"]
+    assert "module-3/synthetic-data-generation.md" in {c["source"] for c in out["citations"]}
+
+
+def test_blank_question_exits_2_with_a_clear_message(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "   ")
+    assert code == 2
+    assert out["status"] == "error"
+    assert out["error"]["code"] == "INVALID_INPUT"
+    assert "empty" in out["error"]["message"]
+
+
+def test_reingest_is_idempotent(textbook_dir: Path) -> None:
+    before = json.loads((textbook_dir / "manifest.json").read_text())["collections"]["docs"]["chunks"]
+    result = run_cli(textbook_dir, "ingest", str(CORPUS))
+    assert result.returncode == 0, result.stderr
+    assert "added 0, updated 0, removed 0, unchanged 36" in result.stdout
+    assert f"; {before} chunks" in result.stdout

@@ -1,0 +1,146 @@
+"""How a Markdown page becomes chunks: heading scopes, titles, anchors and a token budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.chunking import chunk_markdown, count_tokens, slugify, split_front_matter
+
+GUIDE = """\
+---
+title: Getting Started
+---
+# Getting Started
+
+Welcome to the guide.
+
+## Install
+
+Run the installer.
+
+### Linux
+
+Use the package manager.
+
+## Usage
+
+Open the app.
+"""
+
+
+def by_body(chunks: list) -> dict:
+    return {c.body: c for c in chunks}
+
+
+def test_headings_split_page_with_hierarchy() -> None:
+    chunks = by_body(chunk_markdown(GUIDE, "guide.md"))
+    assert set(chunks) == {"Welcome to the guide.", "Run the installer.", "Use the package manager.",
+                           "Open the app."}
+    assert chunks["Welcome to the guide."].heading_hierarchy == []
+    assert chunks["Run the installer."].heading_hierarchy == ["Install"]
+    assert chunks["Use the package manager."].heading_hierarchy == ["Install", "Linux"]
+    assert chunks["Open the app."].heading_hierarchy == ["Usage"]
+
+
+def test_chunk_anchor_is_its_heading_slug() -> None:
+    chunks = by_body(chunk_markdown(GUIDE, "guide.md"))
+    assert chunks["Use the package manager."].anchor == "linux"
+    assert chunks["Open the app."].anchor == "usage"
+
+
+def test_chunks_are_numbered_in_page_order() -> None:
+    chunks = chunk_markdown(GUIDE, "guide.md")
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    assert [c.body for c in chunks][0] == "Welcome to the guide."
+
+
+def test_front_matter_title_wins_over_h1() -> None:
+    page = "---\ntitle: Custom Title\n---\n# Heading One\n\nBody text.\n"
+    (chunk,) = chunk_markdown(page, "docs/page.md")
+    assert chunk.title == "Custom Title"
+    assert "title:" not in chunk.body
+
+
+def test_h1_is_title_when_no_front_matter() -> None:
+    (chunk,) = chunk_markdown("# Baking bread\n\nKnead the dough.\n", "docs/baking.md")
+    assert chunk.title == "Baking bread"
+    assert chunk.heading_hierarchy == []
+
+
+def test_file_name_is_title_when_no_heading() -> None:
+    (chunk,) = chunk_markdown("Just some text.\n", "docs/sub/release-notes.md")
+    assert chunk.title == "release-notes"
+
+
+def test_hash_lines_in_code_fences_are_not_headings() -> None:
+    page = (
+        "# Title\n\n## Setup\n\n"
+        "```bash\n# install the package\npip install foo\n```\n\n"
+        "~~~\n## not a heading\n~~~\n"
+    )
+    chunks = chunk_markdown(page, "setup.md")
+    assert len(chunks) == 1
+    assert chunks[0].heading_hierarchy == ["Setup"]
+    assert "# install the package" in chunks[0].body
+    assert "## not a heading" in chunks[0].body
+
+
+def test_code_block_is_kept_whole_in_one_chunk() -> None:
+    page = "# T\n\n```python\ndef f():\n\n    return 1\n```\n"
+    (chunk,) = chunk_markdown(page, "t.md")
+    assert chunk.body == "```python\ndef f():\n\n    return 1\n```"
+
+
+def test_duplicate_headings_get_numbered_anchors() -> None:
+    page = "# T\n\n## Example\n\nfirst\n\n## Example\n\nsecond\n\n## Example\n\nthird\n"
+    anchors = [c.anchor for c in chunk_markdown(page, "t.md")]
+    assert anchors == ["example", "example-1", "example-2"]
+
+
+def test_chunk_token_budget_is_respected() -> None:
+    paragraphs = [f"Paragraph {i} explains how robots use sensors in simulation." for i in range(30)]
+    page = "# Robots\n\n" + "\n\n".join(paragraphs) + "\n"
+    chunks = chunk_markdown(page, "robots.md", chunk_tokens=40)
+    assert len(chunks) > 1
+    assert all(c.token_count <= 40 for c in chunks)
+    assert all(c.token_count == count_tokens(c.body) for c in chunks)
+    # Nothing is lost or duplicated: every paragraph lands in exactly one chunk.
+    assert sum(c.body.count("Paragraph ") for c in chunks) == 30
+
+
+def test_embedding_text_carries_heading_path() -> None:
+    chunks = by_body(chunk_markdown(GUIDE, "guide.md"))
+    text = chunks["Use the package manager."].embedding_text()
+    assert text.startswith("Getting Started > Install > Linux\n\n")
+
+
+@pytest.mark.parametrize(
+    ("heading", "slug"),
+    [
+        ("Hello World", "hello-world"),
+        ("What's new?", "whats-new"),
+        ("Step 1: Install", "step-1-install"),
+        ("C++ & Python", "c--python"),
+        ("`code` and *emphasis*", "code-and-emphasis"),
+        ("See [the docs](https://example.com)", "see-the-docs"),
+        ("Überblick", "überblick"),
+        ("already-hyphenated", "already-hyphenated"),
+    ],
+)
+def test_slugify_matches_docusaurus(heading: str, slug: str) -> None:
+    assert slugify(heading) == slug
+
+
+def test_slugify_keeps_underscores_like_docusaurus() -> None:
+    assert slugify("`max_tokens` option") == "max_tokens-option"
+
+
+def test_front_matter_is_split_from_body() -> None:
+    front, body = split_front_matter("---\ntitle: T\nslug: /x\n---\n# H\n")
+    assert front == {"title": "T", "slug": "/x"}
+    assert body == "# H\n"
+
+
+def test_bad_front_matter_is_ignored() -> None:
+    front, _ = split_front_matter("---\ntitle: [unclosed\n---\nBody\n")
+    assert front == {}

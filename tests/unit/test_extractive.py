@@ -1,0 +1,61 @@
+"""Offline answers: the retrieved sentences that best match the question, in reading order."""
+
+from __future__ import annotations
+
+from tools.extractive import extract_answer, sentences
+
+BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth. "
+          "The oven must be hot before baking starts.")
+
+
+def test_picks_the_sentence_matching_the_query() -> None:
+    assert extract_answer("How long should I knead the dough?", [BAKING], max_sentences=1) == [
+        (0, "Knead the dough for ten minutes until smooth.")
+    ]
+
+
+def test_reports_which_chunk_the_sentence_came_from() -> None:
+    chunks = ["Isaac Sim is a simulator for robots.", "Replicator generates synthetic data for training."]
+    assert extract_answer("What is Replicator?", chunks, max_sentences=1) == [
+        (1, "Replicator generates synthetic data for training.")
+    ]
+
+
+def test_plural_query_matches_singular_text() -> None:
+    chunks = ["The camera records colour images.", "Each lidar sensor reports a point cloud."]
+    assert extract_answer("Which sensors are there?", chunks, max_sentences=1)[0][0] == 1
+
+
+def test_answer_is_in_reading_order_and_bounded() -> None:
+    picked = extract_answer("oven dough knead flour", [BAKING], max_sentences=2)
+    assert len(picked) == 2
+    positions = [BAKING.index(sentence) for _, sentence in picked]
+    assert positions == sorted(positions)
+
+
+def test_no_chunks_means_no_answer() -> None:
+    assert extract_answer("anything", []) == []
+
+
+def test_code_only_chunk_is_quoted_rather_than_dropped() -> None:
+    code = "```bash\npip install isaacsim\n```"
+    ((position, quoted),) = extract_answer("How do I install it?", [code])
+    assert position == 0
+    assert quoted.strip() == code
+
+
+def test_sentences_drop_code_tables_markup_and_fragments() -> None:
+    markdown = (
+        "Some `inline code` and [a link](http://x.example) in prose.\n\n"
+        "```python\nprint('a code block line')\n```\n"
+        "| col a | col b | col c |\n"
+        "- a bullet item with words\n"
+        "Too short."
+    )
+    assert sentences(markdown) == ["Some inline code and a link in prose.", "a bullet item with words"]
+
+
+def test_sentences_split_on_sentence_ends() -> None:
+    assert sentences("First sentence has words. Second one has words too! Third asks a question?") == [
+        "First sentence has words.", "Second one has words too!", "Third asks a question?"
+    ]

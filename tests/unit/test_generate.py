@@ -1,0 +1,127 @@
+"""Answer post-processing and the not-found and error replies a user reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from nodes.error_handler import error_handler
+from nodes.generate_grounded import cite, strip_foreign_urls
+from nodes.generate_not_found import generate_not_found, nearest_sections
+
+
+def chunk(n: int, *, title: str = "Page", hierarchy: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "chunk_id": f"c{n}",
+        "source": f"page{n}.md",
+        "source_url": f"https://docs.example/page{n}#section",
+        "title": title,
+        "heading_hierarchy": hierarchy or [],
+        "score": 0.9 - n / 10,
+        "text": f"Text of chunk {n}.",
+    }
+
+
+CHUNKS = [chunk(1), chunk(2), chunk(3)]
+
+
+def test_cite_keeps_valid_markers() -> None:
+    answer, citations = cite("A [1]. B [2].", CHUNKS)
+    assert answer == "A [1]. B [2]."
+    assert [(c["index"], c["chunk_id"]) for c in citations] == [(1, "c1"), (2, "c2")]
+
+
+def test_cite_drops_markers_to_unknown_chunks() -> None:
+    answer, citations = cite("Real [1] and invented [9] and zero [0].", CHUNKS)
+    assert "[9]" not in answer
+    assert "[0]" not in answer
+    assert "[1]" in answer
+    assert [c["chunk_id"] for c in citations] == ["c1"]
+
+
+def test_cite_renumbers_by_first_use() -> None:
+    answer, citations = cite("First [3]. Then [1]. Again [3].", CHUNKS)
+    assert answer == "First [1]. Then [2]. Again [1]."
+    assert [(c["index"], c["source"]) for c in citations] == [(1, "page3.md"), (2, "page1.md")]
+
+
+def test_cite_without_markers_has_no_citations() -> None:
+    answer, citations = cite("No sources cited here.", CHUNKS)
+    assert (answer, citations) == ("No sources cited here.", [])
+
+
+def test_citation_text_is_truncated() -> None:
+    long = chunk(1) | {"text": "x" * 2000}
+    _, (citation,) = cite("See [1].", [long])
+    assert len(citation["text"]) == 500
+
+
+def test_strip_foreign_urls_removes_non_source_urls() -> None:
+    answer = "Read https://docs.example/page1 or http://evil.example/steal?x=1 now."
+    cleaned = strip_foreign_urls(answer, CHUNKS)
+    assert "evil.example" not in cleaned
+    assert "https://docs.example/page1" in cleaned
+
+
+def test_strip_foreign_urls_ignores_fragments_when_matching() -> None:
+    answer = "See https://docs.example/page2#other-part for details."
+    assert strip_foreign_urls(answer, CHUNKS) == answer
+
+
+def test_strip_foreign_urls_removes_urls_of_unretrieved_pages() -> None:
+    cleaned = strip_foreign_urls("Also https://docs.example/page9 exists.", CHUNKS)
+    assert "page9" not in cleaned
+
+
+def test_not_found_says_so_and_lists_nearest_sections() -> None:
+    state = {
+        "retrieval_query": "How do I fly a drone?",
+        "retrieved": [chunk(1, title="Isaac Sim", hierarchy=["Synthetic data"]),
+                      chunk(2, title="Baking bread")],
+    }
+    out = generate_not_found(state)
+    assert out["status"] == "not_found"
+    assert out["grounded"] is False
+    assert out["citations"] == []
+    assert out["answer"].startswith("I don't have information about “How do I fly a drone”")
+    assert "- Isaac Sim › Synthetic data" in out["answer"]
+    assert "- Baking bread" in out["answer"]
+    assert out["messages"] == [AIMessage(out["answer"], id=out["messages"][0].id)]
+
+
+def test_not_found_without_retrieved_chunks_lists_nothing() -> None:
+    out = generate_not_found({"retrieval_query": "drones?", "retrieved": []})
+    assert out["answer"] == "I don't have information about “drones” in the documentation."
+
+
+def test_nearest_sections_are_distinct_and_limited() -> None:
+    chunks = [chunk(1, title="A"), chunk(2, title="A"), chunk(3, title="B"), chunk(4, title="C"),
+              chunk(5, title="D")]
+    assert nearest_sections(chunks) == ["A", "B", "C"]
+
+
+@pytest.mark.parametrize("code", ["INVALID_INPUT", "INDEX_MISSING", "INDEX_MISMATCH", "LLM_ERROR"])
+def test_error_reply_has_code_and_safe_message(code: str) -> None:
+    error = {"code": code, "message": "no documents are indexed yet", "node": "internal_node_name"}
+    out = error_handler({"error": error})
+    assert out["status"] == "error"
+    assert out["grounded"] is False
+    assert out["citations"] == []
+    assert code in out["answer"]
+    assert "no documents are indexed yet" in out["answer"].lower()
+    assert "internal_node_name" not in out["answer"]
+    assert [m.content for m in out["messages"]] == [out["answer"]]
+
+
+def test_outage_reply_suggests_trying_again() -> None:
+    out = error_handler({"error": {"code": "LLM_ERROR", "message": "the language model is unavailable",
+                                   "node": "generate_grounded"}})
+    assert "try again" in out["answer"].lower()
+
+
+def test_error_reply_without_recorded_error_is_internal_error() -> None:
+    out = error_handler({})
+    assert out["status"] == "error"
+    assert "INTERNAL_ERROR" in out["answer"]

@@ -1,0 +1,314 @@
+"""The whole compiled graph over a tiny hash-embedded corpus: what a user sees turn by turn."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatResult
+
+import nodes.generate_grounded
+from graph.context import Context
+from nodes.classify import RESET_REPLY
+from tools.embeddings import HashEmbeddings
+from tools.ingest import ingest_folder
+
+Ask = Callable[..., dict[str, Any]]
+
+BREAD_QUESTION = "How long should I knead bread dough?"
+
+
+def assert_plain_conversation(state: dict[str, Any]) -> None:
+    """Messages are only the user's and the agent's text; citation metadata never leaks into them."""
+    for message in state["messages"]:
+        assert isinstance(message, HumanMessage | AIMessage)
+        assert isinstance(message.content, str)
+        assert "citations" not in message.additional_kwargs
+        assert "chunk_id" not in message.content
+
+
+# --- one turn -------------------------------------------------------------------------------------------
+
+
+def test_grounded_answer_cites_the_matching_doc(ask: Ask) -> None:
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "grounded"
+    assert state["grounded"] is True
+    assert "Knead the dough for ten minutes" in state["answer"]
+    assert state["citations"]
+    assert {c["source"] for c in state["citations"]} == {"baking.md"}
+    assert [c["index"] for c in state["citations"]] == list(range(1, len(state["citations"]) + 1))
+    assert state["retrieved"][0]["source"] == "baking.md"
+    assert state["top_score"] == state["retrieved"][0]["score"] >= 0.2
+    assert state["embedding_model"] == "hash/256"
+    assert state["error"] is None
+
+
+def test_grounded_answer_is_the_last_message_without_citation_objects(ask: Ask) -> None:
+    state = ask(BREAD_QUESTION)
+    assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
+    assert state["messages"][-1].content == state["answer"]
+    assert_plain_conversation(state)
+
+
+def test_retrieved_chunks_are_ranked_and_bounded_by_top_k(
+    ask: Ask, make_context: Callable[..., Context]
+) -> None:
+    state = ask(BREAD_QUESTION, context=make_context(top_k=2))
+    scores = [c["score"] for c in state["retrieved"]]
+    assert len(scores) == 2
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_offline_answer_says_it_is_quoted(ask: Ask) -> None:
+    state = ask(BREAD_QUESTION)
+    assert state["model_used"].startswith("extractive")
+    assert "no language model is configured" in state["answer"]
+
+
+def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Context]) -> None:
+    state = ask(BREAD_QUESTION, context=make_context(score_threshold=0.99))
+    assert state["status"] == "not_found"
+    assert state["grounded"] is False
+    assert "I don't have information" in state["answer"]
+    assert state["citations"] == []
+    assert state["retrieved"], "not-found still reports what was retrieved"
+    assert "Baking bread" in state["answer"], "the nearest sections are offered"
+    assert state["messages"][-1].content == state["answer"]
+
+
+def test_chitchat_does_not_retrieve(ask: Ask) -> None:
+    state = ask("hello")
+    assert state["status"] == "chitchat"
+    assert state["retrieved"] == []
+    assert state["citations"] == []
+    assert state["retrieval_query"] == ""
+    assert state["messages"][-1].content == state["answer"]
+
+
+def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any) -> None:
+    state = ask("thanks!", context=Context(embedding_model="hash/256", data_dir=str(tmp_path / "none")))
+    assert state["status"] == "chitchat"
+    assert state["error"] is None
+
+
+def test_empty_question_is_an_input_error(ask: Ask) -> None:
+    state = ask("   ")
+    assert state["status"] == "error"
+    assert state["error"]["code"] == "INVALID_INPUT"
+    assert "INVALID_INPUT" in state["answer"]
+    assert "empty" in state["answer"]
+    assert state["retrieved"] == []
+    assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
+    assert state["messages"][0].content == "   ", "the user's message stays in the thread"
+
+
+def test_too_long_question_is_an_input_error(ask: Ask) -> None:
+    state = ask("why " * 300)
+    assert state["error"]["code"] == "INVALID_INPUT"
+    assert "too long" in state["answer"]
+
+
+def test_missing_index_is_reported(ask: Ask, tmp_path: Any) -> None:
+    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "empty"), score_threshold=0.2)
+    state = ask(BREAD_QUESTION, context=ctx)
+    assert state["status"] == "error"
+    assert state["error"]["code"] == "INDEX_MISSING"
+    assert "INDEX_MISSING" in state["answer"]
+    assert "ingest" in state["answer"]
+
+
+def test_other_embedder_than_the_index_is_a_mismatch(ask: Ask, make_context: Callable[..., Context]) -> None:
+    state = ask(BREAD_QUESTION, context=make_context(embedding_model="hash/128"))
+    assert state["error"]["code"] == "INDEX_MISMATCH"
+    assert "hash/256" in state["answer"]
+
+
+def test_unknown_collection_is_missing(ask: Ask, make_context: Callable[..., Context]) -> None:
+    state = ask(BREAD_QUESTION, context=make_context(collection="other"))
+    assert state["error"]["code"] == "INDEX_MISSING"
+
+
+def test_embedder_that_fails_to_load_is_reported(ask: Ask, tmp_path: Any) -> None:
+    root = tmp_path / "robots"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSome text about robots.\n")
+    ingest_folder(root, data_dir=tmp_path / "local", collection="docs", embeddings=HashEmbeddings(384),
+                  embedding_model="local/all-MiniLM-L6-v2", progress=False)
+    ctx = Context(embedding_model="local/all-MiniLM-L6-v2", data_dir=str(tmp_path / "local"))
+    state = ask("What about robots?", context=ctx)
+    assert state["error"]["code"] == "EMBEDDING_UNAVAILABLE"
+
+
+def test_collection_missing_from_the_vector_store_is_reported(ask: Ask, data_dir: str) -> None:
+    from tools import vectorstore
+
+    vectorstore.open_client(data_dir).delete_collection("docs")
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "error"
+    assert state["error"]["code"] in {"RETRIEVAL_ERROR", "INDEX_MISSING"}
+
+
+# --- several turns on one thread ------------------------------------------------------------------------
+
+
+def test_followup_resolves_it_from_previous_turn(ask: Ask) -> None:
+    ask("What is Isaac Sim?")
+    state = ask("How do I use it for synthetic data?")
+    assert state["retrieval_query"] == "How do I use Isaac Sim for synthetic data?"
+    assert state["status"] == "grounded"
+    assert {c["source"] for c in state["citations"]} == {"isaac-sim.md"}
+    assert "Replicator" in state["answer"]
+    assert len(state["messages"]) == 4
+
+
+def test_threads_do_not_share_history(ask: Ask) -> None:
+    ask("What is Isaac Sim?", thread="one")
+    state = ask("How do I use it for synthetic data?", thread="two")
+    assert state["retrieval_query"] == "How do I use it for synthetic data?"
+    assert len(state["messages"]) == 2
+
+
+def test_error_turn_does_not_leak_into_next_turn(ask: Ask) -> None:
+    assert ask("")["error"]["code"] == "INVALID_INPUT"
+    state = ask(BREAD_QUESTION)
+    assert state["error"] is None
+    assert state["status"] == "grounded"
+
+
+def test_citations_do_not_leak_into_next_turn(ask: Ask) -> None:
+    assert ask(BREAD_QUESTION)["citations"]
+    state = ask("hello")
+    assert state["status"] == "chitchat"
+    assert state["citations"] == []
+    assert state["retrieved"] == []
+    assert state["top_score"] is None
+    assert state["grounded"] is False
+
+
+def test_threshold_does_not_leak_into_next_turn(ask: Ask) -> None:
+    ask(BREAD_QUESTION)
+    state = ask("hello")
+    assert state.get("threshold") is None
+
+
+def test_reset_clears_the_conversation(ask: Ask) -> None:
+    ask("What is Isaac Sim?")
+    state = ask("/reset")
+    assert state["status"] == "reset"
+    assert state["answer"] == RESET_REPLY
+    assert [(type(m), m.content) for m in state["messages"]] == [(AIMessage, RESET_REPLY)]
+
+
+def test_thread_is_usable_after_reset_and_forgets_the_topic(ask: Ask) -> None:
+    ask("What is Isaac Sim?")
+    ask("/reset")
+    state = ask("How do I use it for synthetic data?")
+    assert state["retrieval_query"] == "How do I use it for synthetic data?"
+    assert state["status"] in {"grounded", "not_found"}
+    assert [type(m) for m in state["messages"]] == [AIMessage, HumanMessage, AIMessage]
+
+
+def test_ainvoke_answers_like_invoke(app: Any, make_context: Callable[..., Context]) -> None:
+    config = {"configurable": {"thread_id": "async"}}
+    state = asyncio.run(app.ainvoke({"messages": [HumanMessage(BREAD_QUESTION)]}, config,
+                                    context=make_context()))
+    assert state["status"] == "grounded"
+    assert {c["source"] for c in state["citations"]} == {"baking.md"}
+
+
+def test_context_may_be_a_plain_dict(app: Any, data_dir: str) -> None:
+    settings = {"embedding_model": "hash/256", "data_dir": data_dir, "score_threshold": 0.2}
+    state = app.invoke({"messages": [HumanMessage(BREAD_QUESTION)]},
+                       {"configurable": {"thread_id": "dict"}}, context=settings)
+    assert state["status"] == "grounded"
+
+
+# --- the chat-model path --------------------------------------------------------------------------------
+
+PROMPTS: list[list[BaseMessage]] = []
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    """Replies from a script and records the prompts it was sent."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        PROMPTS.append(messages)
+        return super()._generate(messages, *args, **kwargs)
+
+
+class BrokenChatModel(GenericFakeChatModel):
+    """A chat model whose provider is down."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        raise ConnectionError("upstream said: invalid api key sk-secret-123")
+
+
+@pytest.fixture
+def chat_reply(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Configure a fake chat model that answers every question with `reply`."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    PROMPTS.clear()
+
+    def configure(reply: str) -> None:
+        def fake_get_chat_model(name: str, **kwargs: Any) -> GenericFakeChatModel:
+            return RecordingChatModel(messages=iter([AIMessage(reply)]))
+
+        monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
+
+    return configure
+
+
+def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+    chat_reply("Answer [1] and bogus [9] see http://evil.example")
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "grounded"
+    assert [c["index"] for c in state["citations"]] == [1]
+    assert state["citations"][0]["source"] == "baking.md"
+    assert "[1]" in state["answer"]
+    assert "[9]" not in state["answer"]
+    assert "evil.example" not in state["answer"]
+    assert "no language model is configured" not in state["answer"]
+    assert state["model_used"] == "openai/gpt-4o-mini"
+    assert state["messages"][-1].content == state["answer"]
+
+
+def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+    chat_reply("Ten minutes [1].")
+    ask(BREAD_QUESTION)
+    (prompt,) = PROMPTS
+    user_turn = prompt[-1].content
+    assert "Knead the dough for ten minutes" in user_turn
+    assert "<source id=1" in user_turn
+    assert user_turn.rstrip().endswith(BREAD_QUESTION)
+
+
+def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+    chat_reply("Bread is great [7].")
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "not_found"
+    assert state["citations"] == []
+    assert "I don't have information" in state["answer"]
+
+
+def test_llm_not_found_reply_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+    chat_reply("NOT_FOUND")
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "not_found"
+    assert "NOT_FOUND" not in state["answer"]
+
+
+def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
+                        lambda name, **kwargs: BrokenChatModel(messages=iter([])))
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "error"
+    assert state["error"]["code"] == "LLM_ERROR"
+    assert "LLM_ERROR" in state["answer"]
+    assert "sk-secret" not in state["answer"], "provider details are not shown to the user"
+    assert state["messages"][-1].content == state["answer"]

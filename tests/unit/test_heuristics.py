@@ -1,0 +1,95 @@
+"""Offline heuristics: chit-chat detection on word boundaries and follow-up rewriting."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.heuristics import chitchat_reply, is_followup, rewrite_followup, subject_of
+
+
+@pytest.mark.parametrize("text", ["hi", "Hello!", "hey there", "Good morning", "HELLO", "hi bot"])
+def test_greeting_gets_a_hello(text: str) -> None:
+    reply = chitchat_reply(text)
+    assert reply is not None
+    assert reply.startswith("Hello!")
+
+
+@pytest.mark.parametrize("text", ["Thanks a lot!", "thank you so much", "thx", "Cheers!", "ok thanks"])
+def test_thanks_gets_you_are_welcome(text: str) -> None:
+    reply = chitchat_reply(text)
+    assert reply is not None
+    assert "welcome" in reply
+
+
+@pytest.mark.parametrize("text", ["bye", "Goodbye!", "see you later"])
+def test_goodbye_gets_a_goodbye(text: str) -> None:
+    reply = chitchat_reply(text)
+    assert reply is not None
+    assert reply.startswith("Goodbye!")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this is history",  # "hi" inside words
+        "Is there a high-level API?",  # "hi" inside a word
+        "okapi sensors",  # "ok" inside a word
+        "Hi, what is Isaac Sim?",  # a greeting plus a question is a question
+        "Thanks, how do I install it?",
+        "What is Isaac Sim?",
+        "cool down time for the oven",
+    ],
+)
+def test_questions_are_not_chitchat(text: str) -> None:
+    assert chitchat_reply(text) is None
+
+
+def test_thanks_with_contraction_is_chitchat() -> None:
+    assert chitchat_reply("Thanks, that's great!") is not None
+
+
+def test_followup_pronoun_is_replaced_by_previous_subject() -> None:
+    rewritten = rewrite_followup("How do I use it for synthetic data?", "What is Isaac Sim?")
+    assert "Isaac Sim" in rewritten
+    assert rewritten == "How do I use Isaac Sim for synthetic data?"
+
+
+def test_possessive_pronoun_becomes_possessive_subject() -> None:
+    assert rewrite_followup("What is its license?", "What is Isaac Sim?") == "What is Isaac Sim's license?"
+
+
+def test_followup_without_history_is_unchanged() -> None:
+    question = "How do I use it for synthetic data?"
+    assert rewrite_followup(question, "") == question
+
+
+def test_question_without_pronoun_is_unchanged() -> None:
+    question = "How do I bake bread?"
+    assert rewrite_followup(question, "What is Isaac Sim?") == question
+
+
+def test_pronoun_match_is_on_word_boundaries() -> None:
+    question = "Is iterative item editing possible?"  # "it" only inside words
+    assert rewrite_followup(question, "What is Isaac Sim?") == question
+
+
+def test_referring_word_appends_previous_query() -> None:
+    rewritten = rewrite_followup("Which of these is faster?", "Compare PhysX and Warp")
+    assert rewritten == "Which of these is faster? (Compare PhysX and Warp)"
+
+
+@pytest.mark.parametrize(
+    ("query", "subject"),
+    [
+        ("What is Isaac Sim?", "Isaac Sim"),
+        ("Tell me about the Replicator extension", "Replicator extension"),
+        ("How does Replicator work with cameras?", "Replicator"),
+    ],
+)
+def test_subject_of_standalone_question(query: str, subject: str) -> None:
+    assert subject_of(query) == subject
+
+
+def test_is_followup() -> None:
+    assert is_followup("Does it support ROS?")
+    assert not is_followup("Does Isaac Sim support ROS?")
