@@ -8,7 +8,8 @@ from collections import Counter
 
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_NOISE = re.compile(r"[*_`>#|]+")
+# Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
+_MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _WORD = re.compile(r"[a-z0-9]+")
