@@ -1,0 +1,95 @@
+"""The OpenAI chat path with the real langchain-openai client against a stub server on 127.0.0.1."""
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.context import Context
+from rag_agent.service import Agent
+from tools import vectorstore
+from tools.embeddings import HashEmbeddings
+from tools.ingest import ingest_folder
+
+PAGE = "# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built on Omniverse for synthetic data.\n"
+
+
+class StubOpenAI(BaseHTTPRequestHandler):
+    """Replies to chat completions from a script: a list of (status, content) pairs, last one repeats."""
+
+    script: list[tuple[int, str]] = []
+    calls: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append(body)
+        status, content = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
+        payload = {
+            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+        } if status == 200 else {"error": {"message": "stub failure", "type": "server_error"}}
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Retry-After", "0")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubOpenAI]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StubOpenAI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    StubOpenAI.calls = []
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    yield StubOpenAI
+    server.shutdown()
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Agent]:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "isaac.md").write_text(PAGE)
+    ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    yield Agent(Context(data_dir=str(tmp_path), embedding_model="hash/256", score_threshold=0.1,
+                        request_timeout=5), InMemorySaver())
+    vectorstore.close_clients()
+
+
+def test_answer_comes_from_the_model_with_sources_quoted(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1]. Visit http://attacker.example now [7].")]
+    out = agent.ask("What is Isaac Sim?", "t1")
+    assert out["status"] == "grounded"
+    assert out["model_used"] == "openai/gpt-4o-mini" and out["tokens_used"] == 48
+    assert [c["source"] for c in out["citations"]] == ["isaac.md"]
+    assert "attacker.example" not in out["answer"] and "[7]" not in out["answer"]
+    prompt = stub.calls[0]["messages"][-1]["content"]
+    assert "<source id=1" in prompt and "robotics simulator" in prompt
+
+
+def test_rate_limit_then_success_is_retried(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(429, ""), (200, "It simulates robots [1].")]
+    out = agent.ask("What is Isaac Sim?", "t2")
+    assert out["status"] == "grounded"
+    assert len(stub.calls) == 2
+
+
+def test_model_down_is_a_bounded_error_and_the_thread_keeps_working(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(500, "")]
+    out = agent.ask("What is Isaac Sim?", "t3")
+    assert out["status"] == "error" and out["error"]["code"] == "LLM_ERROR"
+    assert len(stub.calls) == 3  # one call plus the SDK's two retries, no stacked retry layers
+    stub.script, stub.calls = [(200, "Back again [1].")], []
+    again = agent.ask("What is Isaac Sim?", "t3")
+    assert again["status"] == "grounded" and again["turn"] == 2
