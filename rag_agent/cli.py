@@ -37,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--threshold", type=float, help="override the index's calibrated score threshold")
     chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
     chat.add_argument("--thread", help="conversation id to continue")
+    evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
+    evaluate.add_argument("questions", type=Path, help="JSON Lines: question, gold, expected")
+    evaluate.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
+    evaluate.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
+    evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
+    evaluate.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     return parser
 
 
@@ -107,6 +113,32 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
         _print_answer(agent.ask(line, thread))
 
 
+def _eval(args: argparse.Namespace, ctx: Context) -> int:
+    """Run labelled questions through the graph and print the figures (and the gate's curve)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from rag_agent import evaluate
+    from rag_agent.service import Agent
+
+    if args.corpus:
+        ctx = Context.from_mapping({**vars(ctx), "collection": f"eval-{ctx.collection}"})
+        args.path, args.base_url, args.recreate = args.corpus, "", True
+        _ingest(args, ctx)
+    questions = evaluate.load_jsonl(args.questions)
+    conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
+    records = evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+    figures = evaluate.metrics(records)
+    figures["best_threshold"] = evaluate.best_threshold(evaluate.sweep(records))
+    if args.report:
+        args.report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key:24} {value}")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
     level = os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR")
@@ -116,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ctx = _context(args)
-        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat}[args.command]
+        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

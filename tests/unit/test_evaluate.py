@@ -1,0 +1,68 @@
+"""The evaluation harness computes the documented figures exactly, and `rag-agent eval` runs end to end."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag_agent import evaluate
+from rag_agent.cli import main
+
+
+def record(expected: str, status: str, sources: list[str], gold: list[str], turn: int = 1, top: float = 0.5,
+           cited: list[str] | None = None) -> dict:
+    ids = [f"c{i}" for i in range(len(sources))]
+    return {"expected": expected, "status": status, "gold": gold, "turn": turn, "top_score": top,
+            "retrieved": [{"source": s, "score": top} for s in sources], "retrieved_ids": ids,
+            "citations": [{"source": "x", "chunk_id": c} for c in (cited or [])], "latency_ms": 10.0}
+
+
+def test_metrics_match_hand_computed_values() -> None:
+    records = [
+        record("GROUNDED", "grounded", ["a.md", "b.md"], ["a.md"], cited=["c0"]),  # rank 1
+        record("GROUNDED", "grounded", ["b.md", "a.md"], ["a.md"], turn=2, cited=["zz"]),  # rank 2, bad cite
+        record("GROUNDED", "not_found", ["b.md"] * 6, ["a.md"]),  # miss
+        record("NOT_FOUND", "not_found", ["b.md"], []),
+        record("NOT_FOUND", "grounded", ["b.md"], []),
+    ]
+    m = evaluate.metrics(records)
+    assert m["hit_at_1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert m["hit_at_5"] == pytest.approx(2 / 3, abs=1e-4)
+    assert m["mrr_at_10"] == pytest.approx((1 + 0.5) / 3, abs=1e-4)
+    assert m["abstention_recall"] == 0.5
+    assert m["false_abstention_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert m["followup_hit_at_5"] == 1.0
+    assert m["citation_validity"] == 0.5
+    assert (m["count_in_scope"], m["count_out_of_scope"], m["count_followups"]) == (3, 2, 1)
+
+
+def test_sweep_picks_a_threshold_between_separable_scores() -> None:
+    records = [record("GROUNDED", "grounded", ["a.md"], ["a.md"], top=t) for t in (0.7, 0.8)]
+    records += [record("NOT_FOUND", "not_found", ["a.md"], [], top=t) for t in (0.2, 0.3)]
+    best = evaluate.best_threshold(evaluate.sweep(records))
+    assert 0.3 < best["threshold"] <= 0.7
+    assert best["balanced_accuracy"] == 1.0
+
+
+def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "isaac.md").write_text("# Isaac Sim\n\nIsaac Sim is a robotics simulator built on Omniverse.\n")
+    (corpus / "bread.md").write_text("# Bread\n\nKnead the bread dough with flour, water and yeast.\n")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps({"id": "q1", "question": "Isaac Sim robotics simulator", "gold": ["isaac.md"],
+                    "expected": "GROUNDED"}) + "\n"
+        + json.dumps({"id": "q2", "question": "stock market prices", "expected": "NOT_FOUND"}) + "\n"
+    )
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    report = tmp_path / "report.jsonl"
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus", str(corpus),
+                 "--report", str(report), "--json"])
+    assert code == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["hit_at_1"] == 1.0 and figures["count_out_of_scope"] == 1
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [line["id"] for line in lines] == ["q1", "q2"]
+    assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status"} <= set(lines[0])
