@@ -66,6 +66,8 @@ def hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raise RuntimeError(f"unit tests must not load the real local embedding model ({model})")
 
     monkeypatch.setattr(tools.embeddings, "_local", no_real_model)
+    # Integration tests in the same process may have cached the real model; unit tests start empty.
+    monkeypatch.setattr(tools.embeddings, "_cache", {})
     for name in _ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     yield
