@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -21,6 +21,8 @@ class Chunk(TypedDict):
     heading_hierarchy: list[str]
     score: float
     text: str
+    # The re-ranking score (cosine plus lexical and page evidence) that ordered the chunks.
+    relevance: NotRequired[float]
 
 
 class Citation(Chunk):

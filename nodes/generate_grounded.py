@@ -54,6 +54,11 @@ def _terminate(sentence: str) -> str:
     return sentence if sentence.endswith((".", "!", "?", "\n")) else sentence + "."
 
 
+def _relevance(chunk: Chunk) -> float:
+    """Return the chunk's ranking score, or its cosine when it was not re-ranked."""
+    return chunk.get("relevance", chunk["score"])
+
+
 def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     """Stitch the best-matching sentences into an answer with [n] markers."""
     picked = extract_answer(query, [c["text"] for c in chunks])
@@ -77,7 +82,8 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     """Write the answer and its citations; an answer without a valid citation falls to not-found."""
     ctx = resolve_context(runtime.context)
     retrieved = state.get("retrieved", [])
-    top = retrieved[0]["score"] if retrieved else 0.0
+    # Chunks arrive in ranked order; quote those ranked about as high as the first one.
+    top = _relevance(retrieved[0]) if retrieved else 0.0
     query = state.get("retrieval_query", "")
     if chat_available():
         try:
@@ -88,7 +94,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
                               "node": "generate_grounded"}}
         sources, model_used = retrieved, ctx.chat_model
     else:
-        sources = [c for c in retrieved if c["score"] >= top - SOURCE_MARGIN][:3]
+        sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
         (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
     answer, citations = cite(strip_foreign_urls(raw, sources), sources)
     if not citations:

@@ -1,4 +1,4 @@
-"""retrieve: embed the standalone query and fetch the top-k chunks with their scores."""
+"""retrieve: embed the standalone query, fetch dense candidates and keep the best top-k after re-ranking."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, State
-from tools import manifest, vectorstore
+from tools import lexical, manifest, ranking, vectorstore
 from tools.embeddings import get_embeddings, resolve_name
 from tools.errors import AgentError, EmbeddingError
 
@@ -38,14 +38,20 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
             raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
         client = vectorstore.open_client(ctx.data_dir)
-        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ctx.top_k)
+        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k))
+        terms = lexical.load(ctx.data_dir, ctx.collection)
+        if terms is None:  # an index built before term statistics existed: count them once now
+            terms = lexical.build(vectorstore.iter_texts(client, ctx.collection))
+            lexical.save(ctx.data_dir, ctx.collection, terms)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
-    chunks = [to_chunk(doc.metadata, score) for doc, score in hits]
+    chunks, confidence = ranking.rank(
+        state["retrieval_query"], [to_chunk(doc.metadata, score) for doc, score in hits], terms, ctx.top_k
+    )
     threshold = ctx.score_threshold if ctx.score_threshold is not None else float(info["threshold"])
     return {
         "retrieved": chunks,
-        "top_score": chunks[0]["score"] if chunks else None,
+        "top_score": confidence,
         "threshold": threshold,
         "embedding_model": name,
     }

@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate."""
 
 from __future__ import annotations
 
@@ -38,11 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
     chat.add_argument("--thread", help="conversation id to continue")
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
-    evaluate.add_argument("questions", type=Path, help="JSON Lines: question, gold, expected")
-    evaluate.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
-    evaluate.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
+    calibrate = sub.add_parser("calibrate", help="set the index's score threshold from labelled questions")
+    for command in (evaluate, calibrate):
+        command.add_argument("questions", type=Path, nargs="+", help="JSON Lines: question, gold, expected")
+        command.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
+        command.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
+        command.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
-    evaluate.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
+    calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
     return parser
 
 
@@ -113,8 +117,8 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
         _print_answer(agent.ask(line, thread))
 
 
-def _eval(args: argparse.Namespace, ctx: Context) -> int:
-    """Run labelled questions through the graph and print the figures (and the gate's curve)."""
+def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict[str, Any]]]:
+    """Ingest the corpus if asked, then run every labelled question and conversation through the graph."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from rag_agent import evaluate
@@ -124,18 +128,57 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
         ctx = Context.from_mapping({**vars(ctx), "collection": f"eval-{ctx.collection}"})
         args.path, args.base_url, args.recreate = args.corpus, "", True
         _ingest(args, ctx)
-    questions = evaluate.load_jsonl(args.questions)
+    questions = [q for path in args.questions for q in evaluate.load_jsonl(path)]
     conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
-    records = evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+    return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+
+
+def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
+    """Print figures as one JSON object or as an aligned table."""
+    if as_json:
+        print(json.dumps(figures))
+        return
+    for key, value in figures.items():
+        print(f"{key:24} {value}")
+
+
+def _eval(args: argparse.Namespace, ctx: Context) -> int:
+    """Run labelled questions through the graph and print the figures (and the gate's best threshold)."""
+    from rag_agent import evaluate
+
+    ctx, records = _records(args, ctx)
     figures = evaluate.metrics(records)
     figures["best_threshold"] = evaluate.best_threshold(evaluate.sweep(records))
     if args.report:
         args.report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    _print_figures(figures, args.json)
+    return EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
+    """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
+    from rag_agent import evaluate
+    from tools import manifest
+    from tools.errors import InvalidInputError
+
+    ctx, records = _records(args, ctx)
+    curve = evaluate.sweep(records)
+    best = evaluate.best_threshold(curve)
+    counts = {"in_scope": sum(r["expected"] == "GROUNDED" for r in records),
+              "out_of_scope": sum(r["expected"] == "NOT_FOUND" for r in records)}
+    if not counts["in_scope"] or not counts["out_of_scope"]:
+        raise InvalidInputError("calibration needs both in-scope and out-of-scope (expected NOT_FOUND) questions")
+    if args.plot:
+        evaluate.plot_curve(curve, best, args.plot)
+    if not args.dry_run:
+        manifest.store_threshold(ctx.data_dir, ctx.collection, best["threshold"], {**best, **counts})
     if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key:24} {value}")
+        _print_figures({"best": best, **counts, "stored": not args.dry_run, "curve": curve}, True)
+        return EXIT_OK
+    print(evaluate.format_curve(curve, best))
+    stored = "not stored (--dry-run)" if args.dry_run else f"stored for collection {ctx.collection!r}"
+    print(f"best threshold {best['threshold']} (balanced accuracy {best['balanced_accuracy']}, "
+          f"{counts['in_scope']} in-scope / {counts['out_of_scope']} out-of-scope turns): {stored}")
     return EXIT_OK
 
 
@@ -148,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ctx = _context(args)
-        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval}[args.command]
+        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

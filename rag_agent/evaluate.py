@@ -110,3 +110,38 @@ def best_threshold(curve: list[dict[str, float]]) -> dict[str, float]:
     top = max(p["balanced_accuracy"] for p in curve)
     plateau = [p for p in curve if p["balanced_accuracy"] == top]
     return plateau[len(plateau) // 2]
+
+
+def format_curve(curve: list[dict[str, float]], best: dict[str, float], every: float = 0.05) -> str:
+    """Render the sweep as a table at round thresholds, plus the chosen one."""
+    rows = [p for p in curve if round(p["threshold"] / every, 6).is_integer() or p is best]
+    lines = ["threshold  answered(in)  abstained(out)  balanced"]
+    for p in rows:
+        mark = "  <- best" if p is best else ""
+        lines.append(f"{p['threshold']:9.2f}  {p['answer_rate_in_scope']:12.3f}  "
+                     f"{p['abstention_out_of_scope']:14.3f}  {p['balanced_accuracy']:8.3f}{mark}")
+    return "\n".join(lines)
+
+
+def plot_curve(curve: list[dict[str, float]], best: dict[str, float], path: Path) -> None:
+    """Save the sweep as a PNG: answer rate, abstention and balanced accuracy against the threshold."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display here, and none needed for a file
+    import matplotlib.pyplot as plt
+
+    x = [p["threshold"] for p in curve]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    ax.plot(x, [p["answer_rate_in_scope"] for p in curve], label="in-scope answered")
+    ax.plot(x, [p["abstention_out_of_scope"] for p in curve], label="out-of-scope abstained")
+    ax.plot(x, [p["balanced_accuracy"] for p in curve], label="balanced accuracy", linewidth=2)
+    ax.axvline(best["threshold"], color="grey", linestyle="--", label=f"chosen {best['threshold']:.2f}")
+    ax.set_xlabel("gate threshold (confidence)")
+    ax.set_ylabel("share")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)

@@ -112,6 +112,39 @@ def _blocks(lines: list[str]) -> list[str]:
     return blocks
 
 
+def _segments(lines: list[str]) -> list[list[str]]:
+    """Separate a paragraph into runs of prose and whole fenced code blocks."""
+    segments: list[list[str]] = []
+    in_fence = False
+    for line in lines:
+        opens = _FENCE.match(line) and not in_fence
+        if opens or not segments or (not in_fence and segments[-1] and _FENCE.match(segments[-1][-1])):
+            segments.append([])
+        segments[-1].append(line)
+        if _FENCE.match(line):
+            in_fence = not in_fence
+    return [seg for seg in segments if seg]
+
+
+def _split(block: str, budget: int) -> list[str]:
+    """Cut an oversized paragraph by lines; a code block cut in two keeps its fences in both halves."""
+    lines = block.splitlines()
+    if _FENCE.match(lines[0]) and sum(bool(_FENCE.match(line)) for line in lines) % 2:
+        lines.append(lines[0].strip()[:3])  # the page never closed this block; close it so halves stay code
+    segments = _segments(lines)
+    if len(segments) > 1:
+        halves = ["\n".join(seg) for seg in segments]
+    elif len(lines) > 3 and _FENCE.match(lines[0]) and _FENCE.match(lines[-1]):
+        inner, mid = lines[1:-1], (len(lines) - 2) // 2
+        halves = ["\n".join([lines[0], *inner[:mid], lines[-1]]), "\n".join([lines[0], *inner[mid:], lines[-1]])]
+    elif len(lines) > 1 and not _FENCE.match(lines[0]):
+        mid = len(lines) // 2
+        halves = ["\n".join(lines[:mid]), "\n".join(lines[mid:])]
+    else:  # a fence around one long line cannot be cut further
+        return [block]
+    return [part for half in halves for part in _pack([half], budget)]
+
+
 def _pack(blocks: list[str], budget: int) -> list[str]:
     """Pack paragraphs into pieces of at most `budget` tokens; an oversized paragraph is cut by lines."""
     pieces: list[str] = []
@@ -119,13 +152,7 @@ def _pack(blocks: list[str], budget: int) -> list[str]:
     size = 0
     for block in blocks:
         tokens = count_tokens(block)
-        if tokens > budget and "\n" in block:
-            lines = block.splitlines()
-            mid = len(lines) // 2
-            head, tail = _pack(["\n".join(lines[:mid])], budget), _pack(["\n".join(lines[mid:])], budget)
-            parts = head + tail
-        else:
-            parts = [block]
+        parts = _split(block, budget) if tokens > budget and "\n" in block else [block]
         for part in parts:
             part_tokens = count_tokens(part)
             if current and size + part_tokens > budget:

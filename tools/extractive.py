@@ -6,25 +6,16 @@ import math
 import re
 from collections import Counter
 
+from tools.lexical import terms
+
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
+_PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
+_CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    "a an the and or but if of to in on for with by from at as is are was were be been being do does did "
-    "how what which who whom whose when where why can could should would will i you we they it its this "
-    "that these those there their my your our me us about into than then so not no yes use used using "
-    "tell explain describe show give".split()
-)
-
-
-def _terms(text: str) -> list[str]:
-    """Return lowercase content words, crudely singularised so 'sensors' matches 'sensor'."""
-    words = _WORD.findall(text.lower())
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS]
 
 
 def sentences(markdown: str) -> list[str]:
@@ -35,8 +26,14 @@ def sentences(markdown: str) -> list[str]:
         if line.lstrip().startswith("|") or not line.strip():
             continue
         line = _MD_NOISE.sub("", _BULLET.sub("", line)).strip()
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if len(s.split()) >= 4)
+        out.extend(s.strip() for s in _SENTENCE_END.split(line) if _is_prose(s))
     return out
+
+
+def _is_prose(sentence: str) -> bool:
+    """Tell prose from code or data that slipped out of a split code block (`x = f(y)`, `0.0, 0.25`)."""
+    tokens = sentence.split()
+    return len(tokens) >= 4 and not _CODE_SIGNAL.search(sentence) and sum(bool(_PROSE_WORD.match(t)) for t in tokens) >= 0.6 * len(tokens)
 
 
 def excerpt(markdown: str, limit: int = 300) -> str:
@@ -54,18 +51,20 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3) -> lis
     if not candidates:
         # Only code or tables were retrieved: quote the best chunk rather than dropping it.
         return [(0, "\n" + excerpt(chunks[0]) + "\n")] if chunks and chunks[0].strip() else []
-    query_terms = set(_terms(query))
-    document_freq = Counter(t for _, _, s in candidates for t in set(_terms(s)))
+    query_terms = set(terms(query))
+    document_freq = Counter(t for _, _, s in candidates for t in set(terms(s)))
     n = len(candidates)
 
     def score(item: tuple[int, int, str]) -> float:
         rank, position, sentence = item
-        overlap = query_terms & set(_terms(sentence))
+        overlap = query_terms & set(terms(sentence))
         lexical = sum(math.log(1 + n / document_freq[t]) for t in overlap)
         # Earlier chunks are more relevant and earlier sentences tend to define the topic.
         # A sentence that only introduces a list ("configure the following:") says little alone.
         dangling = 0.8 if sentence.endswith(":") else 0.0
         return lexical + 1.0 / (1 + rank) + 0.3 / (1 + position) - dangling
 
-    best = sorted(candidates, key=score, reverse=True)[:max_sentences]
+    # A sentence sharing no term with the question rarely answers it; keep such ones only as a fallback.
+    relevant = [c for c in candidates if query_terms & set(terms(c[2]))] or candidates
+    best = sorted(relevant, key=score, reverse=True)[:max_sentences]
     return [(rank, sentence) for rank, _, sentence in sorted(best)]

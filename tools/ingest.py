@@ -14,7 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
 
-from tools import manifest, vectorstore
+from tools import lexical, manifest, vectorstore
 from tools.chunking import Chunk, chunk_markdown, split_front_matter
 from tools.errors import IndexMismatchError, InvalidInputError
 
@@ -130,6 +130,8 @@ def ingest_folder(
             vstore.add_documents([doc for _, doc in batch], ids=[pid for pid, _ in batch])
             bar.update(len(batch))
     report.chunks = int(client.count(collection).count)
+    # Term statistics cover the whole collection, so they are recounted after every change.
+    lexical.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
     data["collections"][collection] = {
         "embedding_model": embedding_model,
         "dimension": dimension,

@@ -12,8 +12,8 @@ from tools.errors import IndexMismatchError, IndexMissingError, StorageError
 
 # Best threshold measured per embedder (balanced accuracy on labelled in/out-of-scope questions;
 # see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.
-CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.39}
-FALLBACK_THRESHOLD = 0.39
+CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.48}
+FALLBACK_THRESHOLD = 0.48
 
 
 def manifest_path(data_dir: str | Path) -> Path:
@@ -62,3 +62,14 @@ def collection_info(data_dir: str | Path, collection: str, embedding_model: str)
 def default_threshold(embedding_model: str) -> float:
     """Return the calibrated gate threshold for an embedder."""
     return CALIBRATED_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)
+
+
+def store_threshold(data_dir: str | Path, collection: str, threshold: float, calibration: dict[str, Any]) -> None:
+    """Make a calibrated threshold the collection's default, recording how it was measured."""
+    data = load(data_dir)
+    info = data["collections"].get(collection)
+    if not info:
+        raise IndexMissingError(f"no collection {collection!r} under {data_dir} to calibrate; run ingest first")
+    info["threshold"] = threshold
+    info["calibration"] = calibration
+    save(data_dir, data)

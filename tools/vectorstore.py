@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -87,6 +88,19 @@ def search(
         return store(client, collection, embeddings).similarity_search_with_score_by_vector(vector, k=k)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
+
+
+def iter_texts(client: QdrantClient, collection: str, batch: int = 1000) -> Iterator[str]:
+    """Yield the indexed text of every chunk in the collection."""
+    offset = None
+    while True:
+        points, offset = client.scroll(
+            collection, limit=batch, offset=offset, with_payload=["page_content"], with_vectors=False
+        )
+        for point in points:
+            yield str((point.payload or {}).get("page_content", ""))
+        if offset is None:
+            return
 
 
 atexit.register(close_clients)

@@ -144,3 +144,22 @@ def test_front_matter_is_split_from_body() -> None:
 def test_bad_front_matter_is_ignored() -> None:
     front, _ = split_front_matter("---\ntitle: [unclosed\n---\nBody\n")
     assert front == {}
+
+
+def test_an_oversized_code_block_is_cut_into_fenced_halves() -> None:
+    code = "\n".join(f"value_{i} = compute({i}, factor={i * 3})  # step {i}" for i in range(80))
+    page = f"# Page\n\nThe script below:\n```python\n{code}\n```\nAfter the code.\n"
+    chunks = chunk_markdown(page, "p.md", chunk_tokens=200)
+    code_chunks = [c for c in chunks if "value_" in c.body]
+    assert len(code_chunks) > 1
+    for chunk in code_chunks:
+        assert chunk.body.count("```") == 2, chunk.body
+        assert "```python" in chunk.body.splitlines()
+    assert "".join(c.body for c in chunks).count("value_") == 80
+
+
+def test_an_unclosed_oversized_code_block_is_still_cut_and_fenced() -> None:
+    code = "\n".join(f"line_{i} = {i}" for i in range(200))
+    chunks = chunk_markdown(f"# Page\n\n```\n{code}\n", "p.md", chunk_tokens=100)
+    assert len(chunks) > 1
+    assert all(c.body.count("```") == 2 for c in chunks)

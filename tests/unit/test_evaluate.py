@@ -66,3 +66,56 @@ def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: 
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"]
     assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status"} <= set(lines[0])
+
+
+def _toy_files(tmp_path: Path) -> tuple[Path, Path]:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "isaac.md").write_text("# Isaac Sim\n\nIsaac Sim is a robotics simulator built on Omniverse.\n")
+    (corpus / "bread.md").write_text("# Bread\n\nKnead the bread dough with flour, water and yeast.\n")
+    questions = tmp_path / "q.jsonl"
+    rows = [{"question": "Isaac Sim robotics simulator", "gold": ["isaac.md"]},
+            {"question": "knead bread dough flour", "gold": ["bread.md"]},
+            {"question": "stock market prices today", "expected": "NOT_FOUND"},
+            {"question": "football league results", "expected": "NOT_FOUND"}]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return corpus, questions
+
+
+def test_calibrate_stores_the_best_threshold_and_plots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, questions = _toy_files(tmp_path)
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    data, plot = tmp_path / "data", tmp_path / "curve.png"
+    code = main(["--data-dir", str(data), "calibrate", str(questions), "--corpus", str(corpus),
+                 "--plot", str(plot), "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["best"]["balanced_accuracy"] == 1.0 and (out["in_scope"], out["out_of_scope"]) == (2, 2)
+    stored = json.loads((data / "manifest.json").read_text())["collections"]["eval-docs"]
+    assert stored["threshold"] == out["best"]["threshold"]
+    assert stored["calibration"]["in_scope"] == 2
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The stored threshold is now the default: an on-topic question passes, an off-topic one does not.
+    for question, status in (("stock market prices today", "not_found"), ("Isaac Sim robotics simulator", "grounded")):
+        assert main(["--data-dir", str(data), "--collection", "eval-docs", "ask", "--json", question]) == 0
+        answer = json.loads(capsys.readouterr().out)
+        assert (answer["status"], answer["threshold"]) == (status, stored["threshold"])
+
+
+def test_calibrate_needs_both_kinds_of_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, questions = _toy_files(tmp_path)
+    questions.write_text(questions.read_text().splitlines()[0] + "\n")
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    code = main(["--data-dir", str(tmp_path / "data"), "calibrate", str(questions), "--corpus", str(corpus)])
+    assert code == 2
+    assert "needs both in-scope and out-of-scope" in capsys.readouterr().err
+
+
+def test_format_curve_marks_the_choice() -> None:
+    curve = evaluate.sweep([record("GROUNDED", "grounded", ["a.md"], ["a.md"], top=0.8),
+                            record("NOT_FOUND", "not_found", ["a.md"], [], top=0.2)])
+    best = evaluate.best_threshold(curve)
+    table = evaluate.format_curve(curve, best)
+    assert "<- best" in table and table.splitlines()[0].startswith("threshold")

@@ -59,3 +59,15 @@ def test_sentences_split_on_sentence_ends() -> None:
     assert sentences("First sentence has words. Second one has words too! Third asks a question?") == [
         "First sentence has words.", "Second one has words too!", "Third asks a question?"
     ]
+
+
+def test_code_lines_outside_fences_are_not_quoted_as_sentences() -> None:
+    text = ("def set_initial_pose(self, x, y, theta):\ncaption = processor.decode(out, skip=True) here now\n"
+            "0.0, 0.25, 0.0, 0.0, 0.0, 0.0, # y\nAMCL localises the robot on a known map with particles.")
+    assert sentences(text) == ["AMCL localises the robot on a known map with particles."]
+
+
+def test_sentences_sharing_a_query_term_win_over_earlier_unrelated_ones() -> None:
+    chunks = ["Reinforcement learning lets robots learn behaviours from experience.",
+              "AMCL localises the robot on a known map with a particle filter."]
+    assert extract_answer("What is AMCL?", chunks, max_sentences=1) == [(1, chunks[1])]

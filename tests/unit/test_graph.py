@@ -43,7 +43,9 @@ def test_grounded_answer_cites_the_matching_doc(ask: Ask) -> None:
     assert {c["source"] for c in state["citations"]} == {"baking.md"}
     assert [c["index"] for c in state["citations"]] == list(range(1, len(state["citations"]) + 1))
     assert state["retrieved"][0]["source"] == "baking.md"
-    assert state["top_score"] == state["retrieved"][0]["score"] >= 0.2
+    # The gate's confidence adds lexical coverage to the best cosine, so it is at least that cosine.
+    assert state["top_score"] >= max(c["score"] for c in state["retrieved"]) >= 0.2
+    assert state["top_score"] >= state["threshold"]
     assert state["embedding_model"] == "hash/256"
     assert state["error"] is None
 

@@ -42,7 +42,7 @@ def test_grounded_response_values(agent: Agent) -> None:
     assert response["citations"][0]["source"] == "baking.md"
     assert set(response["citations"][0]) == CITATION_KEYS
     assert set(response["retrieved"][0]) == {"chunk_id", "source", "score"}
-    assert response["top_score"] == response["retrieved"][0]["score"]
+    assert response["top_score"] >= response["retrieved"][0]["score"]
     assert response["threshold"] == 0.2
     assert response["embedding_model"] == "hash/256"
     assert response["model_used"]

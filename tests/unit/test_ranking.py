@@ -1,0 +1,63 @@
+"""Re-ranking: lexical coverage, page evidence and the gate's confidence behave as documented."""
+
+import math
+
+import pytest
+
+from graph.state import Chunk
+from tools import lexical, ranking
+from tools.lexical import Lexicon
+
+
+def chunk(source: str, score: float, text: str, title: str = "Page") -> Chunk:
+    return {"chunk_id": f"{source}-{score}", "source": source, "source_url": source, "title": title,
+            "heading_hierarchy": [], "score": score, "text": text}
+
+
+def test_terms_drop_stopwords_and_singularise() -> None:
+    assert lexical.terms("What are the Sensors of a robot?") == ["sensor", "robot"]
+
+
+def test_idf_and_coverage_are_exact() -> None:
+    lex = lexical.build(["amcl localises the robot", "the robot moves", "robot arms"])
+    assert lex.chunks == 3 and lex.df["robot"] == 3 and lex.df["amcl"] == 1
+    assert lex.idf("amcl") == pytest.approx(math.log(4 / 1.5))
+    assert lex.idf("unseen") == pytest.approx(math.log(4 / 0.5))
+    query = ["amcl", "robot"]
+    expected = lex.idf("amcl") / (lex.idf("amcl") + lex.idf("robot"))
+    assert lex.coverage(query, "AMCL is a localiser") == pytest.approx(expected)
+    assert lex.coverage(query, "nothing relevant") == 0.0
+    assert lex.coverage([], "anything") == 0.0
+
+
+def test_rare_query_term_lifts_a_near_tie() -> None:
+    lex = lexical.build(["amcl particle filter", "navigation stack", "navigation planner", "planner"])
+    hits = [chunk("nav.md", 0.40, "The navigation stack plans paths."),
+            chunk("loc.md", 0.39, "AMCL is a particle filter localiser.")]
+    ranked, _ = ranking.rank("What is AMCL?", hits, lex, top_k=2)
+    assert [c["source"] for c in ranked] == ["loc.md", "nav.md"]
+
+
+def test_page_with_several_strong_chunks_beats_one_lucky_chunk() -> None:
+    hits = [chunk("lucky.md", 0.70, "x"), chunk("page.md", 0.68, "y"), chunk("page.md", 0.67, "z"),
+            chunk("page.md", 0.66, "w")]
+    ranked, _ = ranking.rank("unrelated words", hits, Lexicon(), top_k=1)
+    assert ranked[0]["source"] == "page.md"
+
+
+def test_confidence_adds_coverage_to_the_cosine_and_keeps_chunk_scores() -> None:
+    lex = lexical.build(["blip captions images", "robot arm", "robot leg"])
+    ranked, confidence = ranking.rank("What is BLIP?", [chunk("m.md", 0.30, "BLIP captions images")], lex, 5)
+    assert ranked[0]["score"] == 0.30  # the stored cosine is reported unchanged
+    assert confidence == pytest.approx(0.30 + ranking.GATE_LEXICAL_WEIGHT * 1.0)
+    assert ranking.rank("anything", [], lex, 5) == ([], None)
+
+
+def test_lexicon_round_trips_and_rejects_a_corrupt_file(tmp_path) -> None:
+    lex = lexical.build(["alpha beta", "beta"])
+    lexical.save(tmp_path, "docs", lex)
+    assert lexical.load(tmp_path, "docs") == lex
+    assert lexical.load(tmp_path, "other") is None
+    lexical.path_for(tmp_path, "docs").write_text("{not json")
+    with pytest.raises(Exception, match="re-run ingest"):
+        lexical.load(tmp_path, "docs")

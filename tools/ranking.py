@@ -1,0 +1,44 @@
+"""Order dense candidates by semantic, lexical and document evidence, and score the gate's confidence."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from graph.state import Chunk
+from tools.lexical import Lexicon, terms
+
+# Measured with `rag-agent eval` on labelled questions (docs/benchmarks.md, "Ranking and gate").
+# Ranking leans on the embedding; lexical coverage only breaks near-ties, such as an acronym
+# the embedder does not know ("What is AMCL?").
+RANK_LEXICAL_WEIGHT = 0.1
+# A section is more likely the answer when its page has several strong chunks, not one lucky one.
+DOCUMENT_WEIGHT = 0.3
+DOCUMENT_DEPTH = 3
+# The gate asks "does the index talk about this?": a chunk holding the question's rare terms is
+# strong evidence even when the embedder scores it low, and an out-of-scope question's distinctive
+# words ("Normans", "Turing") are absent from the index, which pulls its confidence down.
+GATE_LEXICAL_WEIGHT = 0.25
+
+
+def candidates_for(top_k: int) -> int:
+    """Return how many dense neighbours to fetch so that re-ranking has room to work."""
+    return max(4 * top_k, 30)
+
+
+def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> tuple[list[Chunk], float | None]:
+    """Return the best `top_k` chunks, best first, and the gate's confidence in them."""
+    if not hits:
+        return [], None
+    query_terms = list(dict.fromkeys(terms(query)))
+    coverage = [
+        lexicon.coverage(query_terms, " ".join([c["title"], *c["heading_hierarchy"], c["text"]])) for c in hits
+    ]
+    relevance = [c["score"] + RANK_LEXICAL_WEIGHT * cov for c, cov in zip(hits, coverage, strict=True)]
+    by_source: dict[str, list[float]] = defaultdict(list)
+    for chunk, value in zip(hits, relevance, strict=True):
+        by_source[chunk["source"]].append(value)
+    page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / DOCUMENT_DEPTH for s, v in by_source.items()}
+    combined = [r + DOCUMENT_WEIGHT * page[c["source"]] for c, r in zip(hits, relevance, strict=True)]
+    best = sorted(range(len(hits)), key=combined.__getitem__, reverse=True)[:top_k]
+    confidence = max(hits[i]["score"] + GATE_LEXICAL_WEIGHT * coverage[i] for i in best)
+    return [{**hits[i], "relevance": round(combined[i], 4)} for i in best], round(confidence, 4)
