@@ -33,7 +33,9 @@ def sentences(markdown: str) -> list[str]:
 def _is_prose(sentence: str) -> bool:
     """Tell prose from code or data that slipped out of a split code block (`x = f(y)`, `0.0, 0.25`)."""
     tokens = sentence.split()
-    return len(tokens) >= 4 and not _CODE_SIGNAL.search(sentence) and sum(bool(_PROSE_WORD.match(t)) for t in tokens) >= 0.6 * len(tokens)
+    if len(tokens) < 4 or _CODE_SIGNAL.search(sentence):
+        return False
+    return sum(bool(_PROSE_WORD.match(t)) for t in tokens) >= 0.6 * len(tokens)
 
 
 def excerpt(markdown: str, limit: int = 300) -> str:
