@@ -63,9 +63,12 @@ def ensure_collection(client: QdrantClient, name: str, dimension: int) -> None:
         )
 
 
-def store(client: QdrantClient, collection: str, embeddings: Embeddings) -> QdrantVectorStore:
+def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store."""
-    return QdrantVectorStore(client=client, collection_name=collection, embedding=embeddings)
+    # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
+    # not on every query (the manifest has already checked the embedder and dimension).
+    return QdrantVectorStore(client=client, collection_name=collection, embedding=embeddings,
+                             validate_embeddings=validate, validate_collection_config=validate)
 
 
 def delete_sources(client: QdrantClient, collection: str, sources: list[str]) -> None:
@@ -85,7 +88,8 @@ def search(
 ) -> list[tuple[Document, float]]:
     """Return the k nearest chunks to an already-embedded query, with cosine scores."""
     try:
-        return store(client, collection, embeddings).similarity_search_with_score_by_vector(vector, k=k)
+        vstore = store(client, collection, embeddings, validate=False)
+        return vstore.similarity_search_with_score_by_vector(vector, k=k)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
 

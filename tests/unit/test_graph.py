@@ -314,3 +314,14 @@ def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) 
     assert "LLM_ERROR" in state["answer"]
     assert "sk-secret" not in state["answer"], "provider details are not shown to the user"
     assert state["messages"][-1].content == state["answer"]
+
+
+def test_a_turn_embeds_the_question_once(ask: Ask, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    original = HashEmbeddings.embed_query
+    monkeypatch.setattr(HashEmbeddings, "embed_documents", lambda self, texts: calls.extend(texts) or [])
+    monkeypatch.setattr(HashEmbeddings, "embed_query",
+                        lambda self, text: calls.append(text) or original(self, text))
+    state = ask(BREAD_QUESTION)
+    assert state["status"] == "grounded"
+    assert calls == [BREAD_QUESTION]
