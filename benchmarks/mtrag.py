@@ -11,7 +11,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,7 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
         "by_turn_type": by_turn_type,
         "by_collection": aggregate(rows, "collection"),
         "gate_only": {"threshold": threshold, "at_threshold": at_gate, "best": evaluate.best_threshold(curve)},
-        "statuses": dict(sorted(_count(r["status"] for r in rows).items())),
+        "statuses": dict(sorted(Counter(r["status"] for r in rows).items())),
         "rows": rows,
     }
 
@@ -141,14 +141,6 @@ def agent_threshold(agent: Agent) -> float:
     if ctx.score_threshold is not None:
         return ctx.score_threshold
     return float(manifest.collection_info(ctx.data_dir, ctx.collection, ctx.embedding_model)["threshold"])
-
-
-def _count(values: Any) -> dict[str, int]:
-    """Count hashable values."""
-    counts: dict[str, int] = defaultdict(int)
-    for value in values:
-        counts[str(value)] += 1
-    return counts
 
 
 def load_rewrite_set(folder: Path, limit: int | None) -> list[dict[str, Any]]:
@@ -250,14 +242,14 @@ def _rewrite_summary(rows: list[dict[str, Any]], qrel_rows: list[tuple[str, bool
 
 def machine() -> dict[str, Any]:
     """Describe the machine the figures were measured on."""
-    import torch
-
+    # Only a loaded torch matters (the local embedder loads it); importing it here would cost seconds.
+    torch = sys.modules.get("torch")
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": torch.get_num_threads() if torch else None,
         "python": platform.python_version(),
     }
 
@@ -341,13 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared eval/mtrag folder")
     parser.add_argument("--report", type=Path, help="write one JSON line per scored item here")
     parser.add_argument("--embedding-model", default=LOCAL_MODEL, help="embedder for the index and queries")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1, see below)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads; 0 keeps torch's default")
     args = parser.parse_args(argv)
-    import torch
+    if args.threads > 0:
+        import torch
 
-    # On a small shared machine, torch's default (one thread per core) spins against the other
-    # workers: one query embedding took 0.5 s with 2 threads and 0.02-0.03 s with 1 on 2 busy cores.
-    torch.set_num_threads(args.threads)
+        # On a small shared machine, torch's default (one thread per core) spins against the other
+        # workers: one query embedding took 0.5 s with 2 threads and 0.02-0.03 s with 1 on 2 busy cores.
+        torch.set_num_threads(args.threads)
     start = time.perf_counter()
     passages = evaluate.load_jsonl(args.data / "mtragun" / "passages.govt-clapnq.jsonl")
     tasks = evaluate.load_jsonl(args.data / "mtragun" / "reference.govt-clapnq.jsonl")[: args.limit]

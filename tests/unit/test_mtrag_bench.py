@@ -1,5 +1,6 @@
 """The MTRAG benchmark's helpers score exactly, and its MTRAG-UN replay runs through the graph (hash embedder)."""
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -121,3 +122,50 @@ def test_mtragun_replays_the_prefix_and_scores_the_final_turn(make_context: Call
     assert result["agent_turns"] == 4
     assert result["by_class"]["ANSWERABLE"]["hits"] == 1
     assert result["by_turn_type"]["Follow-up"]["n_unanswerable"] == 1
+
+
+def _write_jsonl(path: Any, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_main_prints_one_json_object_and_a_table(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import mtrag
+
+    data = tmp_path / "mtrag"
+    _write_jsonl(data / "mtragun" / "passages.govt-clapnq.jsonl", [
+        {"document_id": "d1", "collection": "govt", "text": "Isaac Sim\nIsaac Sim is a robot simulator."},
+        {"document_id": "d2", "collection": "govt", "text": "Baking bread\nBread dough needs flour, water and yeast."},
+        {"document_id": "d/3", "collection": "clapnq", "text": "Synthetic data\nReplicator makes synthetic data."},
+    ])
+    _write_jsonl(data / "mtragun" / "reference.govt-clapnq.jsonl", [
+        {"task_id": "t1", "answerability": ["ANSWERABLE"], "Multi-Turn": ["N/A"], "Collection": "govt",
+         "input": [{"speaker": "user", "text": "What is Isaac Sim?"}], "contexts": [{"document_id": "d1"}]},
+    ])
+    for name in ("govt", "clapnq"):
+        folder = data / "rewrites" / name
+        first, follow = "What is Isaac Sim?", "How does it make synthetic data?"
+        _write_jsonl(folder / f"{name}_questions.jsonl", [
+            {"_id": "c<::>1", "text": f"|user|: {first}"},
+            {"_id": "c<::>2", "text": f"|user|: {first}\n|user|: {follow}"}])
+        _write_jsonl(folder / f"{name}_lastturn.jsonl", [
+            {"_id": "c<::>1", "text": f"|user|: {first}"}, {"_id": "c<::>2", "text": f"|user|: {follow}"}])
+        _write_jsonl(folder / f"{name}_rewrite.jsonl", [
+            {"_id": "c<::>1", "text": f"|user|: {first}"},
+            {"_id": "c<::>2", "text": "|user|: How does Isaac Sim make synthetic data?"}])
+        (folder / "qrels").mkdir()
+        (folder / "qrels" / "dev.tsv").write_text(
+            "query-id\tcorpus-id\tscore\nc<::>1\td1\t1\nc<::>2\td/3\t1\nc<::>2\tnot-in-pool\t1\n")
+    argv = ["--data", str(data), "--embedding-model", "hash/256", "--threads", "0"]
+    assert mtrag.main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["index"]["passages"] == 3
+    assert result["mtragun"]["by_class"]["ANSWERABLE"]["hits"] == 1
+    summary = result["rewrites"]["summary"]["all"]
+    assert (summary["followups"], summary["agent_rewrote"], summary["f1_agent"]) == (2, 2, 1.0)
+    assert summary["f1_last_turn"] == pytest.approx(10 / 13, abs=1e-4)
+    assert (summary["qrels_rows"], summary["qrels_rows_in_pool"], summary["followups_covered"]) == (6, 4, 2)
+    assert summary["hit_at_5_on"] == 1.0
+    assert mtrag.main(argv) == 0
+    table = capsys.readouterr().out
+    assert "| ANSWERABLE | 1 | 100.0% (1/1) |" in table and "cpu" in table.lower()
