@@ -50,5 +50,9 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {**update, "intent": "chitchat", "status": "chitchat", "answer": reply,
                 "messages": [AIMessage(reply)]}
 
-    query = rewrite_followup(text, state.get("last_query", ""))
-    return {**update, "intent": "question", "retrieval_query": query, "last_query": query}
+    previous = state.get("last_query", "")
+    query = rewrite_followup(text, previous)
+    # The topic stays anchored on the last standalone question: re-rewriting a rewrite would
+    # compound any mistake ("it" → a garbled phrase → a worse one) turn after turn.
+    return {**update, "intent": "question", "retrieval_query": query,
+            "last_query": previous if query != text else query}

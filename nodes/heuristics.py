@@ -15,9 +15,17 @@ _FILLER = {"there", "you", "so", "much", "a", "lot", "very", "again", "all", "ev
 _THANKS = re.compile(r"\b(thanks|thank|thx|ty|cheers)\b", re.IGNORECASE)
 _BYE = re.compile(r"\b(bye|goodbye|see you)\b", re.IGNORECASE)
 # Pronouns that stand for the previous topic and can be replaced by it in place.
-_REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that|one)\b", re.IGNORECASE)
-# Anaphors that refer back but cannot simply be swapped for a noun phrase.
-_REFERRING = re.compile(r"\b(both|these|those|either|neither|the latter|the former)\b", re.IGNORECASE)
+_REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that)\b", re.IGNORECASE)
+# Anaphors that refer back but cannot simply be swapped for a noun phrase, including "which one"
+# and "this"/"that" before a noun ("this method", "that setting") or starting a relative clause.
+_REFERRING = re.compile(
+    r"\b(both|these|those|either|neither|the latter|the former|one|(?:this|that)\s+(?!(?:is|was|are|does|do|"
+    r"did|can|could|will|would|should|has|have|mean|means|work|works)\b)[a-z]+)\b",
+    re.IGNORECASE,
+)
+# "it" with no antecedent: the weather, or an expletive before an adjective ("it is too late").
+_EXPLETIVE = re.compile(r"\bit(?:'s|’s|\s+is|\s+was)?\s+(?:rain|snow|hail|storm|too|so|very|just|getting)\w*\b",
+                        re.IGNORECASE)
 _FRAME = re.compile(
     r"^\s*(?:(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
     r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|tell me (?:more )?about\s+|explain\s+|describe\s+|"
@@ -54,6 +62,8 @@ def subject_of(query: str) -> str:
 
 def is_followup(question: str) -> bool:
     """Tell whether a question leans on an earlier turn for its topic."""
+    if _EXPLETIVE.search(question):
+        return False
     return bool(_REPLACEABLE.search(question) or _REFERRING.search(question))
 
 

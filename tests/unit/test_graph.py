@@ -168,6 +168,13 @@ def test_followup_resolves_it_from_previous_turn(ask: Ask) -> None:
     assert len(state["messages"]) == 4
 
 
+def test_a_chain_of_followups_stays_on_the_first_topic(ask: Ask) -> None:
+    ask("What is Isaac Sim?")
+    ask("How do I use it for synthetic data?")
+    state = ask("Does it render physically accurate scenes?")
+    assert state["retrieval_query"] == "Does Isaac Sim render physically accurate scenes?"
+
+
 def test_threads_do_not_share_history(ask: Ask) -> None:
     ask("What is Isaac Sim?", thread="one")
     state = ask("How do I use it for synthetic data?", thread="two")

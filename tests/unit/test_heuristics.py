@@ -93,3 +93,19 @@ def test_subject_of_standalone_question(query: str, subject: str) -> None:
 def test_is_followup() -> None:
     assert is_followup("Does it support ROS?")
     assert not is_followup("Does Isaac Sim support ROS?")
+
+
+@pytest.mark.parametrize("question", ["What if it rains?", "It is too late now.", "it's getting dark"])
+def test_expletive_it_is_not_a_followup(question: str) -> None:
+    assert rewrite_followup(question, "What is Isaac Sim?") == question
+
+
+@pytest.mark.parametrize("question", ["Is this method safe?", "Which one is faster?",
+                                      "What is the node that publishes odometry?"])
+def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(question: str) -> None:
+    assert rewrite_followup(question, "What is Isaac Sim?") == f"{question} (What is Isaac Sim)"
+
+
+def test_pronoun_before_a_verb_is_replaced() -> None:
+    assert rewrite_followup("Can they run on Jetson?", "What is Isaac Sim?") == "Can Isaac Sim run on Jetson?"
+    assert rewrite_followup("What does that mean?", "What is NITROS?") == "What does NITROS mean?"
