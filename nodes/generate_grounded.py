@@ -11,14 +11,20 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, Citation, State
-from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
-from tools.chat import EXTRACTIVE, chat_available, get_chat_model
+from nodes.prompts import CANARY, GROUNDED_SYSTEM, format_sources, grounded_user_message
+from tools.chat import EXTRACTIVE, chat_available, classify_failure, get_chat_model
 from tools.chunking import count_tokens
+from tools.errors import LLMBadOutputError, LLMError
 from tools.extractive import extract_answer
 
 log = logging.getLogger(__name__)
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _URL = re.compile(r"https?://[^\s)\]>\"']+(?<![.,;:!?])")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
+# Tags, comments and script/style blocks; a bare "<" in prose ("a < b") is left alone.
+_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
+                   re.DOTALL | re.IGNORECASE)
 EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"
 # Chunks scoring this close to the best one are treated as equally relevant sources.
 SOURCE_MARGIN = 0.1
@@ -44,9 +50,20 @@ def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
 
 
 def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
-    """Remove URLs that are not a retrieved chunk's source."""
+    """Remove URLs that are not a retrieved chunk's source (a foreign link keeps only its text)."""
     allowed = {c["source_url"].split("#")[0] for c in chunks}
-    return _URL.sub(lambda m: m.group(0) if m.group(0).split("#")[0] in allowed else "", answer)
+
+    def ok(url: str) -> bool:
+        return url.split("#")[0] in allowed
+
+    answer = _MD_LINK.sub(lambda m: m.group(0) if ok(m.group(2)) else m.group(1), answer)
+    return _URL.sub(lambda m: m.group(0) if ok(m.group(0)) else "", answer)
+
+
+def clean(answer: str, chunks: list[Chunk]) -> str:
+    """Enforce answer hygiene whatever the model wrote: no images, no raw HTML, no foreign URLs."""
+    answer = _HTML.sub("", _IMAGE.sub("", answer))
+    return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(answer, chunks)).strip()
 
 
 def _terminate(sentence: str) -> str:
@@ -68,13 +85,20 @@ def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
 
 
 def _llm(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
-    """Ask the chat model for a grounded answer."""
+    """Ask the chat model for a grounded answer; failures are raised as classified LLMErrors."""
     model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
                            timeout=ctx.request_timeout)
     sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
-    reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))])
+    try:
+        reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))])
+    except Exception as exc:  # the SDK has already retried what is retryable
+        raise classify_failure(exc, ctx.chat_model, ctx.request_timeout) from exc
     usage = getattr(reply, "usage_metadata", None) or {}
     text = reply.content if isinstance(reply.content, str) else ""
+    if CANARY in text:
+        raise LLMBadOutputError("the model's reply repeated its hidden instructions and was withheld")
+    if not text.strip():
+        raise LLMBadOutputError("the model returned an empty reply")
     return ("" if text.strip() == "NOT_FOUND" else text), int(usage.get("total_tokens", 0))
 
 
@@ -88,15 +112,14 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     if chat_available():
         try:
             raw, tokens = _llm(query, retrieved, ctx)
-        except Exception as exc:  # the OpenAI SDK already retried; any failure now is an outage
-            log.warning("chat model failed: %r", exc)
-            return {"error": {"code": "LLM_ERROR", "message": "the language model is unavailable",
-                              "node": "generate_grounded"}}
+        except LLMError as exc:
+            log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
+            return {"error": {"code": exc.code, "message": exc.message, "node": "generate_grounded"}}
         sources, model_used = retrieved, ctx.chat_model
     else:
         sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
         (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
-    answer, citations = cite(strip_foreign_urls(raw, sources), sources)
+    answer, citations = cite(clean(raw, sources), sources)
     if not citations:
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
     if not chat_available():

@@ -6,7 +6,7 @@ import os
 
 from langchain_core.language_models import BaseChatModel
 
-from tools.errors import LLMError
+from tools.errors import LLMError, LLMRateLimitedError
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
 
@@ -32,3 +32,28 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
         max_retries=2,
         base_url=os.environ.get("OPENAI_BASE_URL") or None,
     )
+
+
+def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
+    """Name the cause of a failed chat call in words a user can act on."""
+    import openai
+
+    if isinstance(exc, LLMError):
+        return exc
+    if isinstance(exc, openai.RateLimitError):
+        return LLMRateLimitedError("the chat service is rate limiting requests")
+    if isinstance(exc, openai.AuthenticationError):
+        return LLMError("the chat service rejected the API key; check OPENAI_API_KEY")
+    if isinstance(exc, openai.PermissionDeniedError):
+        return LLMError(f"the chat service refused access to {model}")
+    if isinstance(exc, openai.NotFoundError):
+        return LLMError(f"the chat service does not know the model {model}")
+    if isinstance(exc, openai.BadRequestError):
+        return LLMError("the chat service rejected the request as invalid")
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"the chat service did not answer within {timeout:g} s")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError("cannot reach the chat service")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"the chat service failed (HTTP {exc.status_code})")
+    return LLMError(f"the language model is unavailable ({type(exc).__name__})")

@@ -28,7 +28,7 @@ class EmbeddingError(AgentError):
 class RetrievalError(AgentError):
     """The vector store failed or is unavailable."""
 
-    code = "RETRIEVAL_ERROR"
+    code = "RETRIEVAL_UNAVAILABLE"
 
 
 class IndexMismatchError(AgentError):
@@ -46,7 +46,19 @@ class IndexMissingError(AgentError):
 class LLMError(AgentError):
     """The chat model failed or is unavailable."""
 
-    code = "LLM_ERROR"
+    code = "LLM_UNAVAILABLE"
+
+
+class LLMRateLimitedError(LLMError):
+    """The chat service kept refusing with 429 after the retries."""
+
+    code = "LLM_RATE_LIMITED"
+
+
+class LLMBadOutputError(LLMError):
+    """The chat model replied with something that cannot be shown (empty, or leaking the prompt)."""
+
+    code = "LLM_BAD_OUTPUT"
 
 
 class StorageError(AgentError):

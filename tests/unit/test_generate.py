@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from nodes.error_handler import error_handler
-from nodes.generate_grounded import cite, strip_foreign_urls
+from nodes.generate_grounded import cite, clean, strip_foreign_urls
 from nodes.generate_not_found import generate_not_found, nearest_sections
 
 
@@ -102,7 +102,7 @@ def test_nearest_sections_are_distinct_and_limited() -> None:
     assert nearest_sections(chunks) == ["A", "B", "C"]
 
 
-@pytest.mark.parametrize("code", ["INVALID_INPUT", "INDEX_MISSING", "INDEX_MISMATCH", "LLM_ERROR"])
+@pytest.mark.parametrize("code", ["INVALID_INPUT", "INDEX_MISSING", "INDEX_MISMATCH", "LLM_UNAVAILABLE"])
 def test_error_reply_has_code_and_safe_message(code: str) -> None:
     error = {"code": code, "message": "no documents are indexed yet", "node": "internal_node_name"}
     out = error_handler({"error": error})
@@ -116,7 +116,7 @@ def test_error_reply_has_code_and_safe_message(code: str) -> None:
 
 
 def test_outage_reply_suggests_trying_again() -> None:
-    out = error_handler({"error": {"code": "LLM_ERROR", "message": "the language model is unavailable",
+    out = error_handler({"error": {"code": "LLM_UNAVAILABLE", "message": "the language model is unavailable",
                                    "node": "generate_grounded"}})
     assert "try again" in out["answer"].lower()
 
@@ -125,3 +125,17 @@ def test_error_reply_without_recorded_error_is_internal_error() -> None:
     out = error_handler({})
     assert out["status"] == "error"
     assert "INTERNAL_ERROR" in out["answer"]
+
+
+def test_clean_strips_images_html_and_foreign_links_but_keeps_prose() -> None:
+    answer = ("Use it [1]. ![tracker](https://evil.example/p.png) <img src=x onerror=alert(1)> "
+              "<script>steal()</script><b>Bold</b> [click here](https://evil.example/login) a < b.")
+    cleaned = clean(answer, CHUNKS)
+    assert "evil.example" not in cleaned and "<" not in cleaned.replace("a < b", "")
+    assert "steal" not in cleaned and "tracker" not in cleaned
+    assert cleaned == "Use it [1]. Bold click here a < b."
+
+
+def test_clean_keeps_links_to_retrieved_pages() -> None:
+    url = CHUNKS[0]["source_url"]
+    assert clean(f"See [the guide]({url}) [1].", CHUNKS) == f"See [the guide]({url}) [1]."

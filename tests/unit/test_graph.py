@@ -152,7 +152,7 @@ def test_collection_missing_from_the_vector_store_is_reported(ask: Ask, data_dir
     vectorstore.open_client(data_dir).delete_collection("docs")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "error"
-    assert state["error"]["code"] in {"RETRIEVAL_ERROR", "INDEX_MISSING"}
+    assert state["error"]["code"] in {"RETRIEVAL_UNAVAILABLE", "INDEX_MISSING"}
 
 
 # --- several turns on one thread ------------------------------------------------------------------------
@@ -317,8 +317,8 @@ def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) 
                         lambda name, **kwargs: BrokenChatModel(messages=iter([])))
     state = ask(BREAD_QUESTION)
     assert state["status"] == "error"
-    assert state["error"]["code"] == "LLM_ERROR"
-    assert "LLM_ERROR" in state["answer"]
+    assert state["error"]["code"] == "LLM_UNAVAILABLE"
+    assert "LLM_UNAVAILABLE" in state["answer"]
     assert "sk-secret" not in state["answer"], "provider details are not shown to the user"
     assert state["messages"][-1].content == state["answer"]
 
