@@ -140,7 +140,7 @@ def agent_threshold(agent: Agent) -> float:
     ctx = agent.context
     if ctx.score_threshold is not None:
         return ctx.score_threshold
-    return float(manifest.collection_info(ctx.data_dir, ctx.collection, ctx.embedding_model)["threshold"])
+    return manifest.threshold(manifest.collection_info(ctx.data_dir, ctx.collection, ctx.embedding_model))
 
 
 def load_rewrite_set(folder: Path, limit: int | None) -> list[dict[str, Any]]:

@@ -48,7 +48,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     chunks, confidence = ranking.rank(
         state["retrieval_query"], [to_chunk(doc.metadata, score) for doc, score in hits], terms, ctx.top_k
     )
-    threshold = ctx.score_threshold if ctx.score_threshold is not None else float(info["threshold"])
+    threshold = ctx.score_threshold if ctx.score_threshold is not None else manifest.threshold(info)
     return {
         "retrieved": chunks,
         "top_score": confidence,

@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--threshold", type=float, help="override the index's calibrated score threshold")
     chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
     chat.add_argument("--thread", help="conversation id to continue")
+    config = sub.add_parser("config", help="show the settings in use and why")
+    config.add_argument("--json", action="store_true", help="print the settings as one JSON object")
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
     calibrate = sub.add_parser("calibrate", help="set the index's score threshold from labelled questions")
     for command in (evaluate, calibrate):
@@ -117,6 +119,53 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
         _print_answer(agent.ask(line, thread))
 
 
+def describe(ctx: Context) -> dict[str, str]:
+    """Say which provider, store and threshold this configuration uses, and why."""
+    from tools import manifest
+    from tools.chat import chat_available
+    from tools.embeddings import resolve_name
+
+    embedder = resolve_name(ctx.embedding_model)
+    if ctx.embedding_model:
+        why_embedder = "set by RAG_AGENT_EMBEDDING_MODEL"
+    elif embedder.startswith("cohere/"):
+        why_embedder = "COHERE_API_KEY is set"
+    else:
+        why_embedder = "no COHERE_API_KEY: the bundled local model"
+    info = manifest.load(ctx.data_dir)["collections"].get(ctx.collection)
+    if ctx.score_threshold is not None:
+        threshold = f"{ctx.score_threshold} (set in the context)"
+    elif info:
+        how = "calibrated for this index" if info.get("calibration") else "the embedder's default"
+        threshold = f"{manifest.threshold(info)} ({how})"
+    else:
+        threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
+    qdrant = os.environ.get("QDRANT_URL")
+    return {
+        "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
+                 + (f", OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']})" if os.environ.get("OPENAI_BASE_URL") else ")")
+                 if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
+        "embeddings": f"{embedder} ({why_embedder})",
+        "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
+        else f"Qdrant local mode in {Path(ctx.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
+        "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
+        "data_dir": str(Path(ctx.data_dir).resolve()),
+        "score_threshold": threshold,
+        "top_k": str(ctx.top_k),
+    }
+
+
+def _config(args: argparse.Namespace, ctx: Context) -> int:
+    """Print the configuration in use."""
+    settings = describe(ctx)
+    if args.json:
+        print(json.dumps(settings))
+    else:
+        for key, value in settings.items():
+            print(f"{key:16} {value}")
+    return EXIT_OK
+
+
 def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict[str, Any]]]:
     """Ingest the corpus if asked, then run every labelled question and conversation through the graph."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -191,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ctx = _context(args)
-        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate}[args.command]
+        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
+                   "config": _config}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

@@ -135,7 +135,7 @@ def ingest_folder(
     data["collections"][collection] = {
         "embedding_model": embedding_model,
         "dimension": dimension,
-        "threshold": (info or {}).get("threshold", manifest.default_threshold(embedding_model)),
+        **{k: info[k] for k in ("threshold", "calibration") if info and k in info and info.get("calibration")},
         "documents": hashes,
         "chunks": report.chunks,
         "source_root": str(root.resolve()),

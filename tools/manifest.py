@@ -64,6 +64,15 @@ def default_threshold(embedding_model: str) -> float:
     return CALIBRATED_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)
 
 
+def threshold(info: dict[str, Any]) -> float:
+    """Return a collection's gate threshold: its own calibration if it has one, else the embedder's default."""
+    # Only a calibration is specific to the index; a copied default would go stale when the
+    # shipped default is re-measured (as when the gate's confidence score changed).
+    if info.get("calibration"):
+        return float(info["threshold"])
+    return default_threshold(str(info["embedding_model"]))
+
+
 def store_threshold(data_dir: str | Path, collection: str, threshold: float, calibration: dict[str, Any]) -> None:
     """Make a calibrated threshold the collection's default, recording how it was measured."""
     data = load(data_dir)
