@@ -59,7 +59,12 @@ def _build(name: str) -> Embeddings:
         from langchain_cohere import CohereEmbeddings
 
         # CohereEmbeddings uses input_type search_document for chunks and search_query for queries.
-        return CohereEmbeddings(model=model, max_retries=2, request_timeout=30)  # type: ignore[call-arg]
+        # One retry layer: the Cohere SDK already retries 429/408/409/5xx twice with backoff, and
+        # langchain-cohere's own tenacity layer (4-10 s waits, retrying even a 401) would multiply
+        # that, so it gets a single attempt.
+        return CohereEmbeddings(  # type: ignore[call-arg]
+            model=model, max_retries=1, request_timeout=30, base_url=os.environ.get("COHERE_BASE_URL") or None
+        )
     if provider == "hash":
         return HashEmbeddings(int(model or 256))
     raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/ or hash/")

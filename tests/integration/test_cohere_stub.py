@@ -1,0 +1,114 @@
+"""The Cohere embedding path with the real langchain-cohere client against a stub server on 127.0.0.1."""
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+import tools.embeddings
+from graph.context import Context
+from rag_agent.service import Agent
+from tools import vectorstore
+from tools.embeddings import get_embeddings
+from tools.ingest import ingest_folder
+
+MODEL = "cohere/embed-english-v3.0"
+PAGES = {"isaac.md": "# Isaac Sim\n\nIsaac Sim is a robotics simulator built on Omniverse.\n",
+         "bread.md": "# Bread\n\nKnead the bread dough with flour, water and yeast.\n"}
+
+
+def vector(text: str) -> list[float]:
+    """A deterministic 8-d embedding: texts sharing words get similar vectors."""
+    v = [0.0] * 8
+    for word in text.lower().split():
+        v[hashlib.sha256(word.strip("?.!").encode()).digest()[0] % 8] += 1.0
+    return v
+
+
+class StubCohere(BaseHTTPRequestHandler):
+    """Answers /v1/embed; `fail_with` makes every call fail with that status."""
+
+    calls: list[dict] = []
+    fail_with = 0
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append(body | {"path": self.path, "auth": self.headers.get("Authorization")})
+        if self.fail_with:
+            status, payload = self.fail_with, {"message": "stub failure"}
+        else:
+            status = 200
+            # With embedding_types in the request, Cohere answers "embeddings_by_type".
+            vectors = [vector(t) for t in body["texts"]]
+            payload = {"id": "e1", "response_type": "embeddings_by_type", "texts": body["texts"],
+                       "embeddings": {kind: vectors for kind in body.get("embedding_types") or ["float"]},
+                       "meta": {"api_version": {"version": "1"}, "billed_units": {"input_tokens": 3}}}
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Retry-After", "0")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubCohere]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StubCohere)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    StubCohere.calls, StubCohere.fail_with = [], 0
+    monkeypatch.setenv("COHERE_API_KEY", "co-test")
+    monkeypatch.setenv("COHERE_BASE_URL", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.delenv("RAG_AGENT_EMBEDDING_MODEL", raising=False)
+    monkeypatch.setattr(tools.embeddings, "_cache", {})
+    yield StubCohere
+    server.shutdown()
+
+
+@pytest.fixture
+def agent(stub: type[StubCohere], tmp_path: Path) -> Iterator[Agent]:
+    (tmp_path / "docs").mkdir()
+    for name, text in PAGES.items():
+        (tmp_path / "docs" / name).write_text(text)
+    ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=get_embeddings(MODEL),
+                  embedding_model=MODEL, progress=False)
+    yield Agent(Context(data_dir=str(tmp_path), score_threshold=0.3), InMemorySaver())
+    vectorstore.close_clients()
+
+
+def test_cohere_is_chosen_by_key_and_embeds_documents_and_queries_differently(
+        stub: type[StubCohere], agent: Agent) -> None:
+    chunk_calls = [c for c in stub.calls if any("Omniverse" in t or "Knead" in t for t in c["texts"])]
+    assert chunk_calls and {c["input_type"] for c in chunk_calls} == {"search_document"}
+    assert all(c["auth"] == "Bearer co-test" and c["path"] == "/v1/embed" for c in stub.calls)
+    stub.calls.clear()
+    out = agent.ask("Isaac Sim robotics simulator", "t1")
+    assert out["embedding_model"] == MODEL
+    assert out["status"] == "grounded" and out["citations"][0]["source"] == "isaac.md"
+    assert [c["input_type"] for c in stub.calls] == ["search_query"]  # one embedding per turn
+
+
+def test_outage_is_retried_by_one_layer_then_reported(stub: type[StubCohere], agent: Agent) -> None:
+    stub.calls.clear()
+    stub.fail_with = 503
+    out = agent.ask("Isaac Sim robotics simulator", "t2")
+    assert out["status"] == "error" and out["error"]["code"] == "EMBEDDING_UNAVAILABLE"
+    assert len(stub.calls) == 3  # the SDK's call and two retries; langchain-cohere adds none
+    stub.fail_with = 0
+    assert agent.ask("Isaac Sim robotics simulator", "t2")["status"] == "grounded"
+
+
+def test_rejected_key_is_not_retried(stub: type[StubCohere], agent: Agent) -> None:
+    stub.calls.clear()
+    stub.fail_with = 401
+    out = agent.ask("Isaac Sim robotics simulator", "t3")
+    assert out["error"]["code"] == "EMBEDDING_UNAVAILABLE"
+    assert len(stub.calls) == 1
