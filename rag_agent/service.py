@@ -95,7 +95,7 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
     retrieved = state.get("retrieved") or []
     return {
         "thread_id": thread_id,
-        "turn": sum(isinstance(m, HumanMessage) for m in state.get("messages", [])),
+        "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
         "status": state.get("status", "error"),
         "answer": state.get("answer", ""),
         "grounded": state.get("status") == "grounded",
