@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from tools.errors import AgentError, InvalidInputError, StorageError
+
+__all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
@@ -33,21 +34,6 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-def open_checkpointer(data_dir: str | Path) -> SqliteSaver:
-    """Open the SQLite checkpoint file in the data directory, naming the path on failure."""
-    path = Path(data_dir) / "checkpoints.sqlite"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, check_same_thread=False, timeout=10)
-        # SqliteSaver sets WAL but no busy timeout; a concurrent writer would fail at once.
-        conn.execute("PRAGMA busy_timeout = 10000")
-        saver = SqliteSaver(conn)
-        saver.setup()
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot use the checkpoint database {path}: {exc}") from exc
-    return saver
-
-
 def _thread_lock(thread_id: str) -> threading.Lock:
     """Return the lock that keeps two turns of one thread from forking its history."""
     with _locks_guard:
@@ -57,10 +43,32 @@ def _thread_lock(thread_id: str) -> threading.Lock:
 class Agent:
     """The compiled graph with its memory, ready to answer turns."""
 
-    def __init__(self, context: Context | None = None, checkpointer: Any = None) -> None:
+    def __init__(
+        self, context: Context | None = None, checkpointer: BaseCheckpointSaver[Any] | str | None = None
+    ) -> None:
+        """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite)."""
         self.context = context or Context()
-        self.checkpointer = checkpointer or open_checkpointer(self.context.data_dir)
+        self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
+        self.checkpointer = (
+            checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
+            else open_checkpointer(self.context.data_dir, checkpointer)
+        )
         self.graph = compile_graph(self.checkpointer)
+
+    def close(self) -> None:
+        """Release the connections of a checkpointer this Agent opened."""
+        if self._owns_checkpointer:
+            closer = getattr(self.checkpointer, "close", None) or getattr(
+                getattr(self.checkpointer, "conn", None), "close", None
+            )
+            if callable(closer):
+                closer()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
         """Run one turn and return the response object the CLI prints with --json."""
@@ -71,13 +79,14 @@ class Agent:
             check_thread_id(thread_id)
             if not isinstance(question, str):
                 raise InvalidInputError("the question must be plain text")
-            with _thread_lock(thread_id):
+            # In-process lock first, so threads of this process do not queue on Postgres connections.
+            with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
                 state = self.graph.invoke(
                     {"messages": [HumanMessage(content=question)]}, config, context=self.context
                 )
         except AgentError as exc:
             state = _failure(exc)
-        except sqlite3.Error as exc:
+        except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         return response(state, thread_id, time.perf_counter() - start)
