@@ -6,6 +6,9 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -14,7 +17,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from nodes.classify import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.sessions import format_idle, list_sessions, session
+from rag_agent.sessions import session_ttl as ttl_setting
 from tools.errors import AgentError, InvalidInputError, StorageError
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
@@ -22,6 +28,7 @@ __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -44,10 +51,23 @@ class Agent:
     """The compiled graph with its memory, ready to answer turns."""
 
     def __init__(
-        self, context: Context | None = None, checkpointer: BaseCheckpointSaver[Any] | str | None = None
+        self,
+        context: Context | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | str | None = None,
+        *,
+        session_ttl: timedelta | str | None = None,
     ) -> None:
-        """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite)."""
+        """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite).
+
+        Args:
+            context: the run's settings.
+            checkpointer: a saver, or `memory`, a SQLite path or a `postgresql://` URL.
+            session_ttl: idle time after which a thread starts fresh (default $RAG_AGENT_SESSION_TTL or 24h;
+                `off` never expires).
+
+        """
         self.context = context or Context()
+        self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
         self.checkpointer = (
             checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
@@ -70,26 +90,78 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the response object the CLI prints with --json."""
+    @contextmanager
+    def _exclusive(self, thread_id: str) -> Iterator[None]:
+        """Be the only writer of the thread: in this process, and across processes with Postgres."""
+        # In-process lock first, so threads of this process do not queue on Postgres connections.
+        with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
+            yield
+
+    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]]) -> dict[str, Any]:
+        """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start = time.perf_counter()
-        thread_id = thread_id or uuid.uuid4().hex
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         try:
             check_thread_id(thread_id)
-            if not isinstance(question, str):
-                raise InvalidInputError("the question must be plain text")
-            # In-process lock first, so threads of this process do not queue on Postgres connections.
-            with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
-                state = self.graph.invoke(
-                    {"messages": [HumanMessage(content=question)]}, config, context=self.context
-                )
+            with self._exclusive(thread_id):
+                state = work(config)
         except AgentError as exc:
             state = _failure(exc)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         return response(state, thread_id, time.perf_counter() - start)
+
+    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
+        """Run one turn and return the response object the CLI prints with --json."""
+        thread_id = thread_id or uuid.uuid4().hex
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            if not isinstance(question, str):
+                raise InvalidInputError("the question must be plain text")
+            expired = self._expire(thread_id)
+            state: dict[str, Any] = self.graph.invoke(
+                {"messages": [HumanMessage(content=question)]}, config, context=self.context
+            )
+            if expired and self.session_ttl is not None:
+                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
+                state = {**state, "answer": f"{note}\n\n{state.get('answer', '')}"}
+            return state
+
+        return self._turn(thread_id, work)
+
+    def _expire(self, thread_id: str) -> bool:
+        """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
+        if self.session_ttl is None:
+            return False
+        found = session(self.checkpointer, thread_id)
+        if found is None or found.idle() <= self.session_ttl:
+            return False
+        self.checkpointer.delete_thread(thread_id)
+        return True
+
+    def reset(self, thread_id: str) -> dict[str, Any]:
+        """Forget the thread's conversation, as `/reset` does, deleting its checkpoints."""
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            self.checkpointer.delete_thread(thread_id)
+            return {"status": "reset", "answer": RESET_REPLY, "turns": 0}
+
+        return self._turn(thread_id, work)
+
+    def prune(self, idle: timedelta) -> list[str]:
+        """Delete the checkpoints of every thread idle longer than `idle`; return their ids."""
+        deleted = []
+        for candidate in list_sessions(self.checkpointer):
+            if candidate.idle() <= idle:
+                continue
+            with self._exclusive(candidate.thread_id):
+                # Look again under the lock: a turn may have just used the thread.
+                current = session(self.checkpointer, candidate.thread_id)
+                if current is not None and current.idle() > idle:
+                    self.checkpointer.delete_thread(candidate.thread_id)
+                    deleted.append(candidate.thread_id)
+        return deleted
 
 
 def _failure(exc: AgentError) -> dict[str, Any]:

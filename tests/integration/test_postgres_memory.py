@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -15,10 +16,12 @@ from langgraph.runtime import Runtime
 
 import graph.builder
 import rag_agent.service
+import rag_agent.sessions
 from graph.context import Context
 from graph.state import State
 from rag_agent.checkpointers import PooledPostgresSaver, advisory_key, redact
 from rag_agent.service import Agent
+from rag_agent.sessions import list_sessions
 from tests.unit import conftest as unit
 
 # The hash-embedded corpus and the hermetic environment of the unit tests.
@@ -118,3 +121,17 @@ def test_two_agents_on_one_thread_serialise(
         agent.close()
     assert sorted(r["turn"] for r in results) == [1, 2]
     assert state["turns"] == 2 and len(state["messages"]) == 4
+
+
+def test_sessions_list_and_prune_in_postgres(
+    pg_url: str, thread: str, make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Agent(make_context(), pg_url) as agent:
+        agent.ask("What is Isaac Sim?", thread)
+        agent.ask("thanks", thread)
+        listed = {s.thread_id: s.turns for s in list_sessions(agent.checkpointer)}
+        assert listed[thread] == 2
+        start = rag_agent.sessions.utcnow()
+        monkeypatch.setattr(rag_agent.sessions, "utcnow", lambda: start + timedelta(days=2))
+        assert thread in agent.prune(timedelta(hours=24))
+    assert _rows(pg_url, thread) == 0
