@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = _context(args)
         handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
-                   "sessions": cli_memory.run}[args.command]
+                   "sessions": cli_memory.run, "resume": cli_memory.resume}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The conversation-memory subcommands of `rag-agent`: sessions list and sessions prune."""
+"""The conversation-memory subcommands of `rag-agent`: sessions list, sessions prune, resume."""
 
 from __future__ import annotations
 
@@ -10,13 +10,30 @@ from graph.context import Context
 
 
 def add_commands(sub: Any) -> None:
-    """Add `sessions list` and `sessions prune` to the command line."""
+    """Add `sessions list`, `sessions prune` and `resume` to the command line."""
     sessions = sub.add_parser("sessions", help="list conversations, or delete idle ones")
     actions = sessions.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="thread id, turns and last activity of every conversation")
     listing.add_argument("--json", action="store_true", help="print one JSON object per line")
     prune = actions.add_parser("prune", help="delete conversations idle longer than --idle")
     prune.add_argument("--idle", help="e.g. 30m, 24h, 7d (default $RAG_AGENT_SESSION_TTL or 24h)")
+    resume = sub.add_parser("resume", help="finish a turn that was interrupted midway")
+    resume.add_argument("--thread", required=True, help="conversation id whose last turn was interrupted")
+    resume.add_argument("--json", action="store_true", help="print the full response as JSON")
+
+
+def resume(args: argparse.Namespace, ctx: Context) -> int:
+    """Finish the thread's interrupted turn and print its answer."""
+    from rag_agent import cli
+    from rag_agent.service import Agent
+
+    with Agent(ctx) as agent:
+        result = agent.resume(args.thread)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        cli._print_answer(result)
+    return cli._exit_code(result)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

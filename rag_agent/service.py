@@ -120,8 +120,10 @@ class Agent:
             if not isinstance(question, str):
                 raise InvalidInputError("the question must be plain text")
             expired = self._expire(thread_id)
+            # "sync": every finished node is checkpointed before the next starts, so a turn killed
+            # midway can be resumed from the last finished node instead of redoing the whole turn.
             state: dict[str, Any] = self.graph.invoke(
-                {"messages": [HumanMessage(content=question)]}, config, context=self.context
+                {"messages": [HumanMessage(content=question)]}, config, context=self.context, durability="sync"
             )
             if expired and self.session_ttl is not None:
                 note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
@@ -139,6 +141,17 @@ class Agent:
             return False
         self.checkpointer.delete_thread(thread_id)
         return True
+
+    def resume(self, thread_id: str) -> dict[str, Any]:
+        """Finish a turn that was killed midway, from its last checkpointed node."""
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            if not self.graph.get_state(config).next:
+                raise InvalidInputError(f"thread {thread_id} has no unfinished turn to resume")
+            state: dict[str, Any] = self.graph.invoke(None, config, context=self.context, durability="sync")
+            return state
+
+        return self._turn(thread_id, work)
 
     def reset(self, thread_id: str) -> dict[str, Any]:
         """Forget the thread's conversation, as `/reset` does, deleting its checkpoints."""
