@@ -88,11 +88,12 @@ def open_postgres(url: str) -> PooledPostgresSaver:
     except PostgresError as exc:
         raise StorageError(f"cannot use the checkpoint database {redact(url)}: {exc}") from exc
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=1, max_size=2, kwargs=_CONNECTION, open=True
+        url, min_size=1, max_size=2, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
     )
     lock_pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=0, max_size=8, kwargs=_CONNECTION, open=True
+        url, min_size=0, max_size=8, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
     )
+    # check_connection: a pooled connection broken by a server restart is replaced, not handed out.
     return PooledPostgresSaver(pool, lock_pool)
 
 

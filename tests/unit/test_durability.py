@@ -113,3 +113,16 @@ def test_cli_resume(make_context: Callable[..., Context], calls: Counter[str], c
     assert '"status": "grounded"' in capsys.readouterr().out
     assert Path(ctx.data_dir, "checkpoints.sqlite").is_file()
     assert calls["retrieve"] == 1
+
+
+def test_a_new_message_after_a_killed_turn_starts_a_new_turn(
+    make_context: Callable[..., Context], calls: Counter[str]
+) -> None:
+    with Agent(make_context()) as agent:
+        with pytest.raises(KeyboardInterrupt):
+            agent.ask("What is Isaac Sim?", "moved-on")
+        response = agent.ask("How long should I knead bread dough?", "moved-on")
+        messages = agent.graph.get_state({"configurable": {"thread_id": "moved-on"}}).values["messages"]
+    assert response["status"] == "grounded" and response["turn"] == 2
+    # The unfinished question stays in the thread unanswered; the new one is answered.
+    assert [type(m) for m in messages] == [HumanMessage, HumanMessage, AIMessage]
