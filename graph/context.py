@@ -54,7 +54,9 @@ class Context:
     )
     temperature: float = field(default=0.0, metadata={"description": "Chat temperature (0-2)."})
     max_tokens: int = field(default=512, metadata={"description": "Answer token limit (1-4096)."})
-    max_history: int = field(default=20, metadata={"description": "Messages kept as conversation context."})
+    max_history: int = field(
+        default=20, metadata={"description": "Messages kept in the thread (2-100); older ones are removed from state."}
+    )
     max_question_chars: int = field(default=1000, metadata={"description": "Longest question accepted."})
     request_timeout: float = field(default=30.0, metadata={"description": "Seconds per model call."})
 

@@ -60,6 +60,8 @@ class OutputState(InputState, total=False):
     embedding_model: str
     tokens_used: int
     error: ErrorInfo | None
+    # User turns on the thread since it began or was reset; unlike `messages` it is not windowed.
+    turns: int
 
 
 class State(OutputState, total=False):

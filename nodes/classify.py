@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
 from nodes.heuristics import chitchat_reply, rewrite_followup
+from nodes.history import window_removals
 from tools.errors import InvalidInputError
 from tools.validation import clean_question
 
@@ -24,11 +25,23 @@ def _latest_user_message(messages: list[AnyMessage]) -> HumanMessage | None:
     return last if isinstance(last, HumanMessage) else None
 
 
+def _turns(state: State, message: HumanMessage | None) -> int:
+    """Count this turn; threads from before the counter existed count their user messages."""
+    previous = state.get("turns")
+    if previous is None:
+        messages = state.get("messages", [])
+        previous = sum(isinstance(m, HumanMessage) for m in messages) - (message is not None)
+    return previous + (message is not None)
+
+
 def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Reset the turn's fields, then record the intent and the query to retrieve with."""
+    """Reset the turn's fields, trim the window, then record the intent and the query to retrieve with."""
     ctx = resolve_context(runtime.context)
-    update = turn_defaults()
-    message = _latest_user_message(state.get("messages", []))
+    messages = state.get("messages", [])
+    message = _latest_user_message(messages)
+    # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
+    removals = window_removals(messages, ctx.max_history)
+    update = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
     try:
         if message is None:
             raise InvalidInputError("the last message must come from the user")
@@ -43,12 +56,13 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "status": "reset",
             "answer": RESET_REPLY,
             "last_query": "",
+            "turns": 0,
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
         }
     reply = chitchat_reply(text)
     if reply is not None:
         return {**update, "intent": "chitchat", "status": "chitchat", "answer": reply,
-                "messages": [AIMessage(reply)]}
+                "messages": [*removals, AIMessage(reply)]}
 
     previous = state.get("last_query", "")
     query = rewrite_followup(text, previous)

@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat, eval, calibrate."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context, SettingsError
+from rag_agent import cli_memory
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
+    cli_memory.add_commands(sub)
     return parser
 
 
@@ -241,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = _context(args)
         handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
-                   "config": _config}[args.command]
+                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 import time
 import uuid
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from nodes.classify import RESET_REPLY
+from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.sessions import format_idle, list_sessions, session
+from rag_agent.sessions import session_ttl as ttl_setting
 from tools.errors import AgentError, InvalidInputError, StorageError
+
+__all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -33,21 +41,6 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-def open_checkpointer(data_dir: str | Path) -> SqliteSaver:
-    """Open the SQLite checkpoint file in the data directory, naming the path on failure."""
-    path = Path(data_dir) / "checkpoints.sqlite"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, check_same_thread=False, timeout=10)
-        # SqliteSaver sets WAL but no busy timeout; a concurrent writer would fail at once.
-        conn.execute("PRAGMA busy_timeout = 10000")
-        saver = SqliteSaver(conn)
-        saver.setup()
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot use the checkpoint database {path}: {exc}") from exc
-    return saver
-
-
 def _thread_lock(thread_id: str) -> threading.Lock:
     """Return the lock that keeps two turns of one thread from forking its history."""
     with _locks_guard:
@@ -57,30 +50,131 @@ def _thread_lock(thread_id: str) -> threading.Lock:
 class Agent:
     """The compiled graph with its memory, ready to answer turns."""
 
-    def __init__(self, context: Context | None = None, checkpointer: Any = None) -> None:
+    def __init__(
+        self,
+        context: Context | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | str | None = None,
+        *,
+        session_ttl: timedelta | str | None = None,
+    ) -> None:
+        """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite).
+
+        Args:
+            context: the run's settings.
+            checkpointer: a saver, or `memory`, a SQLite path or a `postgresql://` URL.
+            session_ttl: idle time after which a thread starts fresh (default $RAG_AGENT_SESSION_TTL or 24h;
+                `off` never expires).
+
+        """
         self.context = context or Context()
-        self.checkpointer = checkpointer or open_checkpointer(self.context.data_dir)
+        self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
+        self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
+        self.checkpointer = (
+            checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
+            else open_checkpointer(self.context.data_dir, checkpointer)
+        )
         self.graph = compile_graph(self.checkpointer)
 
-    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the response object the CLI prints with --json."""
+    def close(self) -> None:
+        """Release the connections of a checkpointer this Agent opened."""
+        if self._owns_checkpointer:
+            closer = getattr(self.checkpointer, "close", None) or getattr(
+                getattr(self.checkpointer, "conn", None), "close", None
+            )
+            if callable(closer):
+                closer()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _exclusive(self, thread_id: str) -> Iterator[None]:
+        """Be the only writer of the thread: in this process, and across processes with Postgres."""
+        # In-process lock first, so threads of this process do not queue on Postgres connections.
+        with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
+            yield
+
+    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]]) -> dict[str, Any]:
+        """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start = time.perf_counter()
-        thread_id = thread_id or uuid.uuid4().hex
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         try:
             check_thread_id(thread_id)
-            if not isinstance(question, str):
-                raise InvalidInputError("the question must be plain text")
-            with _thread_lock(thread_id):
-                state = self.graph.invoke(
-                    {"messages": [HumanMessage(content=question)]}, config, context=self.context
-                )
+            with self._exclusive(thread_id):
+                state = work(config)
         except AgentError as exc:
             state = _failure(exc)
-        except sqlite3.Error as exc:
+        except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         return response(state, thread_id, time.perf_counter() - start)
+
+    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
+        """Run one turn and return the response object the CLI prints with --json."""
+        thread_id = thread_id or uuid.uuid4().hex
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            if not isinstance(question, str):
+                raise InvalidInputError("the question must be plain text")
+            expired = self._expire(thread_id)
+            # "sync": every finished node is checkpointed before the next starts, so a turn killed
+            # midway can be resumed from the last finished node instead of redoing the whole turn.
+            state: dict[str, Any] = self.graph.invoke(
+                {"messages": [HumanMessage(content=question)]}, config, context=self.context, durability="sync"
+            )
+            if expired and self.session_ttl is not None:
+                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
+                state = {**state, "answer": f"{note}\n\n{state.get('answer', '')}"}
+            return state
+
+        return self._turn(thread_id, work)
+
+    def _expire(self, thread_id: str) -> bool:
+        """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
+        if self.session_ttl is None:
+            return False
+        found = session(self.checkpointer, thread_id)
+        if found is None or found.idle() <= self.session_ttl:
+            return False
+        self.checkpointer.delete_thread(thread_id)
+        return True
+
+    def resume(self, thread_id: str) -> dict[str, Any]:
+        """Finish a turn that was killed midway, from its last checkpointed node."""
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            if not self.graph.get_state(config).next:
+                raise InvalidInputError(f"thread {thread_id} has no unfinished turn to resume")
+            state: dict[str, Any] = self.graph.invoke(None, config, context=self.context, durability="sync")
+            return state
+
+        return self._turn(thread_id, work)
+
+    def reset(self, thread_id: str) -> dict[str, Any]:
+        """Forget the thread's conversation, as `/reset` does, deleting its checkpoints."""
+
+        def work(config: RunnableConfig) -> dict[str, Any]:
+            self.checkpointer.delete_thread(thread_id)
+            return {"status": "reset", "answer": RESET_REPLY, "turns": 0}
+
+        return self._turn(thread_id, work)
+
+    def prune(self, idle: timedelta) -> list[str]:
+        """Delete the checkpoints of every thread idle longer than `idle`; return their ids."""
+        deleted = []
+        for candidate in list_sessions(self.checkpointer):
+            if candidate.idle() <= idle:
+                continue
+            with self._exclusive(candidate.thread_id):
+                # Look again under the lock: a turn may have just used the thread.
+                current = session(self.checkpointer, candidate.thread_id)
+                if current is not None and current.idle() > idle:
+                    self.checkpointer.delete_thread(candidate.thread_id)
+                    deleted.append(candidate.thread_id)
+        return deleted
 
 
 def _failure(exc: AgentError) -> dict[str, Any]:
@@ -95,7 +189,7 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
     retrieved = state.get("retrieved") or []
     return {
         "thread_id": thread_id,
-        "turn": sum(isinstance(m, HumanMessage) for m in state.get("messages", [])),
+        "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
         "status": state.get("status", "error"),
         "answer": state.get("answer", ""),
         "grounded": state.get("status") == "grounded",

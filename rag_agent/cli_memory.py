@@ -1,0 +1,68 @@
+"""The conversation-memory subcommands of `rag-agent`: sessions list, sessions prune, resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from graph.context import Context
+
+
+def add_commands(sub: Any) -> None:
+    """Add `sessions list`, `sessions prune` and `resume` to the command line."""
+    sessions = sub.add_parser("sessions", help="list conversations, or delete idle ones")
+    actions = sessions.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="thread id, turns and last activity of every conversation")
+    listing.add_argument("--json", action="store_true", help="print one JSON object per line")
+    prune = actions.add_parser("prune", help="delete conversations idle longer than --idle")
+    prune.add_argument("--idle", help="e.g. 30m, 24h, 7d (default $RAG_AGENT_SESSION_TTL or 24h)")
+    resume = sub.add_parser("resume", help="finish a turn that was interrupted midway")
+    resume.add_argument("--thread", required=True, help="conversation id whose last turn was interrupted")
+    resume.add_argument("--json", action="store_true", help="print the full response as JSON")
+
+
+def resume(args: argparse.Namespace, ctx: Context) -> int:
+    """Finish the thread's interrupted turn and print its answer."""
+    from rag_agent import cli
+    from rag_agent.service import Agent
+
+    with Agent(ctx) as agent:
+        result = agent.resume(args.thread)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        cli._print_answer(result)
+    return cli._exit_code(result)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    """Run a `sessions` subcommand against the configured conversation store."""
+    from rag_agent.service import Agent
+    from rag_agent.sessions import SESSION_TTL_ENV, format_idle, list_sessions, parse_duration, session_ttl, utcnow
+
+    # Parse first: a bad duration should fail before any store is opened.
+    idle = parse_duration(args.idle, "--idle") if getattr(args, "idle", None) else None
+    with Agent(ctx, session_ttl="off") as agent:
+        if args.action == "list":
+            now = utcnow()
+            rows = list_sessions(agent.checkpointer)
+            for s in rows:
+                if args.json:
+                    print(json.dumps({"thread_id": s.thread_id, "turns": s.turns,
+                                      "last_activity": s.last_activity.isoformat(),
+                                      "idle_seconds": round(s.idle(now).total_seconds())}))
+                else:
+                    print(f"{s.thread_id:40} {s.turns:6} turns  {s.last_activity:%Y-%m-%d %H:%M:%S} UTC  "
+                          f"idle {format_idle(s.idle(now))}")
+            if not rows and not args.json:
+                print("no conversations")
+            return 0
+        idle = idle or session_ttl()
+        if idle is None:
+            print(f"{SESSION_TTL_ENV} is off; pass --idle to choose what counts as idle")
+            return 2
+        deleted = agent.prune(idle)
+        print(f"deleted {len(deleted)} conversation(s) idle longer than {format_idle(idle)}"
+              + (": " + ", ".join(deleted) if deleted else ""))
+        return 0

@@ -1,0 +1,116 @@
+"""Bounded memory: the thread keeps a window of messages, so checkpoints stop growing."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from itertools import cycle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import compile_graph
+from graph.context import Context
+from nodes.history import window_removals
+from rag_agent.service import Agent, open_checkpointer
+
+Ask = Callable[..., dict[str, Any]]
+
+CONVERSATION = ["What is Isaac Sim?", "How do I use it for synthetic data?", "thanks",
+                "How long should I knead bread dough?", "What temperature do I bake it at?"]
+
+
+def _messages(n: int) -> list[Any]:
+    """Alternate user and assistant messages with ids, as add_messages stores them."""
+    return [(HumanMessage if i % 2 == 0 else AIMessage)(f"m{i}", id=f"id{i}") for i in range(n)]
+
+
+def test_window_removes_nothing_while_short() -> None:
+    assert window_removals(_messages(5), max_history=20) == []
+
+
+def test_window_keeps_room_for_the_reply_and_starts_on_a_user_message() -> None:
+    messages = _messages(21)  # ends with the new user message
+    removed = {r.id for r in window_removals(messages, max_history=20)}
+    kept = [m for m in messages if m.id not in removed]
+    assert len(kept) <= 19
+    assert isinstance(kept[0], HumanMessage)
+    assert kept[-1] is messages[-1]
+
+
+def test_window_skips_a_reply_at_its_start() -> None:
+    messages = _messages(10)[1:]  # AI, Human, AI, ..., Human: a cut at 4 would start on an AI message
+    removed = {r.id for r in window_removals(messages, max_history=5)}
+    kept = [m for m in messages if m.id not in removed]
+    assert isinstance(kept[0], HumanMessage) and len(kept) <= 4
+
+
+def test_smallest_window_keeps_only_the_question() -> None:
+    messages = _messages(7)
+    removed = {r.id for r in window_removals(messages, max_history=2)}
+    assert [m.id for m in messages if m.id not in removed] == ["id6"]
+
+
+def _checkpoint_bytes(db: Path, thread: str) -> int:
+    """Return the serialized size of the thread's latest checkpoint, as SQLite stores it."""
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread,),
+        ).fetchone()
+    return int(row[0])
+
+
+def test_long_thread_stays_bounded_and_checkpoints_stay_flat(make_context: Callable[..., Context]) -> None:
+    ctx = make_context(max_history=10)
+    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
+    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    sizes: dict[int, int] = {}
+    for turn, question in zip(range(1, 201), cycle(CONVERSATION), strict=False):
+        response = agent.ask(question, thread_id="long")
+        assert response["status"] != "error", response
+        assert response["turn"] == turn
+        messages = agent.graph.get_state({"configurable": {"thread_id": "long"}}).values["messages"]
+        assert len(messages) <= ctx.max_history
+        assert isinstance(messages[0], HumanMessage)
+        if turn in (50, 200):
+            sizes[turn] = _checkpoint_bytes(db, "long")
+    print(f"checkpoint bytes at turn 50: {sizes[50]}, at turn 200: {sizes[200]}")
+    # Same point in the question cycle (50 and 200 are both ≡ 0 mod 5), so the same window shape.
+    assert abs(sizes[200] - sizes[50]) <= 0.05 * sizes[50]
+
+
+def test_followup_resolves_after_its_question_left_the_window(ask: Ask, make_context: Callable[..., Context]) -> None:
+    ctx = make_context(max_history=4)
+    ask("What is Isaac Sim?", context=ctx)
+    for _ in range(5):
+        ask("thanks", context=ctx)
+    state = ask("How do I use it for synthetic data?", context=ctx)
+    assert not any(m.content == "What is Isaac Sim?" for m in state["messages"])
+    assert "Isaac Sim" in state["retrieval_query"]
+    assert state["status"] == "grounded"
+
+
+def test_reset_restarts_the_turn_count(ask: Ask) -> None:
+    ask("What is Isaac Sim?")
+    ask("thanks")
+    assert ask("/reset")["turns"] == 0
+    assert ask("hello")["turns"] == 1
+
+
+def test_legacy_thread_without_a_counter_counts_its_user_messages(make_context: Callable[..., Context]) -> None:
+    saver = InMemorySaver()
+    app = compile_graph(saver)
+    config: Any = {"configurable": {"thread_id": "old"}}
+    app.update_state(config, {"messages": [HumanMessage("hi"), AIMessage("Hello!")]}, as_node="classify")
+    state = app.invoke({"messages": [HumanMessage("thanks")]}, config, context=make_context())
+    assert state["turns"] == 2
+
+
+@pytest.mark.parametrize("value", [1, 101])
+def test_max_history_range_is_enforced(value: int) -> None:
+    with pytest.raises(ValueError, match="max_history"):
+        Context(max_history=value)
