@@ -10,8 +10,10 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
-from nodes.heuristics import chitchat_reply, rewrite_followup
+from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from nodes.history import window_removals
+from nodes.rewrite import llm_rewrite
+from tools.chat import chat_available
 from tools.errors import InvalidInputError
 from tools.validation import clean_question
 
@@ -65,6 +67,15 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "messages": [*removals, AIMessage(reply)]}
 
     previous = state.get("last_query", "")
+    history = messages[:-1]
+    if chat_available() and previous and history:
+        rewrite = llm_rewrite(history, text, ctx)
+        if rewrite is not None and rewrite.intent == "chitchat":
+            return {**update, "intent": "chitchat", "status": "chitchat", "answer": CHITCHAT_REPLY,
+                    "messages": [*removals, AIMessage(CHITCHAT_REPLY)]}
+        if rewrite is not None:
+            query = rewrite.standalone_query.strip()
+            return {**update, "intent": "question", "retrieval_query": query, "last_query": query}
     query = rewrite_followup(text, previous)
     # The topic stays anchored on the last standalone question: re-rewriting a rewrite would
     # compound any mistake ("it" → a garbled phrase → a worse one) turn after turn.

@@ -90,7 +90,10 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
                            timeout=ctx.request_timeout)
     sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
     try:
-        reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))])
+        # Raw tokens could carry what hygiene removes (foreign URLs, HTML, a leaked prompt), so they are
+        # not streamed; a `messages` stream receives the cleaned answer when the node returns.
+        reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))],
+                             config={"tags": ["nostream"]})
     except Exception as exc:  # the SDK has already retried what is retryable
         raise classify_failure(exc, ctx.chat_model, ctx.request_timeout) from exc
     usage = getattr(reply, "usage_metadata", None) or {}

@@ -39,6 +39,9 @@ _STOP = re.compile(
 )
 
 
+CHITCHAT_REPLY = "Hello! Ask me a question about the documentation and I'll answer with the sections I used."
+
+
 def chitchat_reply(text: str) -> str | None:
     """Return a reply when the whole message is a greeting, thanks or goodbye; else None."""
     if not _GREETING.search(text):
@@ -50,7 +53,7 @@ def chitchat_reply(text: str) -> str | None:
         return "You're welcome! Ask me anything else about the documentation."
     if _BYE.search(text):
         return "Goodbye! Come back any time you have a question about the documentation."
-    return "Hello! Ask me a question about the documentation and I'll answer with the sections I used."
+    return CHITCHAT_REPLY
 
 
 def subject_of(query: str) -> str:

@@ -206,6 +206,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
         "model_used": state.get("model_used", ""),
         "embedding_model": state.get("embedding_model", ""),
         "tokens_used": state.get("tokens_used", 0),
+        # The extractive path has no provider usage data; its count is a tokenizer estimate.
+        "tokens_estimated": str(state.get("model_used", "")).startswith("extractive"),
         "execution_time_seconds": round(seconds, 3),
         "error": {"code": error["code"], "message": error["message"]} if error else None,
     }

@@ -16,7 +16,8 @@ from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
-PAGE = "# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built on Omniverse for synthetic data.\n"
+PAGE = ("# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built on Omniverse for synthetic data.\n\n"
+        "## Replicator\n\nReplicator generates synthetic data by randomising lighting and textures.\n")
 
 
 class StubOpenAI(BaseHTTPRequestHandler):
@@ -73,6 +74,7 @@ def test_answer_comes_from_the_model_with_sources_quoted(stub: type[StubOpenAI],
     out = agent.ask("What is Isaac Sim?", "t1")
     assert out["status"] == "grounded"
     assert out["model_used"] == "openai/gpt-4o-mini" and out["tokens_used"] == 48
+    assert out["tokens_estimated"] is False  # the provider's usage data
     assert [c["source"] for c in out["citations"]] == ["isaac.md"]
     assert "attacker.example" not in out["answer"] and "[7]" not in out["answer"]
     prompt = stub.calls[0]["messages"][-1]["content"]
@@ -126,3 +128,34 @@ def test_only_the_cleaned_answer_is_stored_in_the_thread(stub: type[StubOpenAI],
     assert out["answer"] == "Isaac Sim simulates robots [1]."
     state = agent.graph.get_state({"configurable": {"thread_id": "t7"}}).values
     assert state["messages"][-1].content == out["answer"]
+
+
+def test_followup_is_rewritten_by_the_model_with_structured_output(stub: type[StubOpenAI], agent: Agent) -> None:
+    rewrite = {"intent": "question", "standalone_query": "How does Isaac Sim generate synthetic data?"}
+    stub.script = [(200, "Isaac Sim is a simulator [1].")]
+    agent.ask("What is Isaac Sim?", "t8")
+    assert len(stub.calls) == 1  # a first turn has nothing to resolve: no rewrite call
+    stub.script, stub.calls = [(200, json.dumps(rewrite)), (200, "Replicator randomises scenes [1].")], []
+    out = agent.ask("How do I use it for that?", "t8")
+    assert out["retrieval_query"] == rewrite["standalone_query"]
+    assert out["status"] == "grounded"
+    assert stub.calls[0]["response_format"]["type"] == "json_schema"
+    history = stub.calls[0]["messages"][-1]["content"]
+    assert "user: What is Isaac Sim?" in history and "assistant: Isaac Sim is a simulator [1]." in history
+
+
+def test_malformed_rewrite_falls_back_to_the_offline_heuristic(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1].")]
+    agent.ask("What is Isaac Sim?", "t9")
+    stub.script, stub.calls = [(200, "Sure! Here is the rewrite: it means Isaac Sim"), (200, "It does [1].")], []
+    out = agent.ask("How do I use it for synthetic data?", "t9")
+    assert out["retrieval_query"] == "How do I use Isaac Sim for synthetic data?"
+    assert out["status"] == "grounded" and len(stub.calls) == 2
+
+
+def test_model_can_classify_small_talk_after_a_question(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1].")]
+    agent.ask("What is Isaac Sim?", "t10")
+    stub.script, stub.calls = [(200, json.dumps({"intent": "chitchat", "standalone_query": "nice chatting"}))], []
+    out = agent.ask("that was lovely, you are a star", "t10")
+    assert out["status"] == "chitchat" and len(stub.calls) == 1
