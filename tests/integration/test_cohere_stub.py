@@ -1,10 +1,7 @@
 """The Cohere embedding path with the real langchain-cohere client against a stub server on 127.0.0.1."""
 
 import hashlib
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 import tools.embeddings
 from graph.context import Context
 from rag_agent.service import Agent
+from tests.integration.stub_server import JSONStub, serve
 from tools import vectorstore
 from tools.embeddings import get_embeddings
 from tools.ingest import ingest_folder
@@ -30,47 +28,32 @@ def vector(text: str) -> list[float]:
     return v
 
 
-class StubCohere(BaseHTTPRequestHandler):
+class StubCohere(JSONStub):
     """Answers /v1/embed; `fail_with` makes every call fail with that status."""
 
     calls: list[dict] = []
     fail_with = 0
 
-    def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def reply(self, body: dict) -> tuple[int, dict]:
         type(self).calls.append(body | {"path": self.path, "auth": self.headers.get("Authorization")})
         if self.fail_with:
-            status, payload = self.fail_with, {"message": "stub failure"}
-        else:
-            status = 200
-            # With embedding_types in the request, Cohere answers "embeddings_by_type".
-            vectors = [vector(t) for t in body["texts"]]
-            payload = {"id": "e1", "response_type": "embeddings_by_type", "texts": body["texts"],
-                       "embeddings": {kind: vectors for kind in body.get("embedding_types") or ["float"]},
-                       "meta": {"api_version": {"version": "1"}, "billed_units": {"input_tokens": 3}}}
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Retry-After", "0")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            return self.fail_with, {"message": "stub failure"}
+        # With embedding_types in the request, Cohere answers "embeddings_by_type".
+        vectors = [vector(t) for t in body["texts"]]
+        return 200, {"id": "e1", "response_type": "embeddings_by_type", "texts": body["texts"],
+                     "embeddings": {kind: vectors for kind in body.get("embedding_types") or ["float"]},
+                     "meta": {"api_version": {"version": "1"}, "billed_units": {"input_tokens": 3}}}
 
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubCohere]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StubCohere)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     StubCohere.calls, StubCohere.fail_with = [], 0
     monkeypatch.setenv("COHERE_API_KEY", "co-test")
-    monkeypatch.setenv("COHERE_BASE_URL", f"http://127.0.0.1:{server.server_port}")
     monkeypatch.delenv("RAG_AGENT_EMBEDDING_MODEL", raising=False)
     monkeypatch.setattr(tools.embeddings, "_cache", {})
-    yield StubCohere
-    server.shutdown()
+    with serve(StubCohere) as url:
+        monkeypatch.setenv("COHERE_BASE_URL", url)
+        yield StubCohere
 
 
 @pytest.fixture

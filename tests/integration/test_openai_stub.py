@@ -1,9 +1,7 @@
 """The OpenAI chat path with the real langchain-openai client against a stub server on 127.0.0.1."""
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.context import Context
 from nodes.prompts import CANARY
 from rag_agent.service import Agent
+from tests.integration.stub_server import JSONStub, serve
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -20,42 +19,31 @@ PAGE = ("# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built o
         "## Replicator\n\nReplicator generates synthetic data by randomising lighting and textures.\n")
 
 
-class StubOpenAI(BaseHTTPRequestHandler):
+class StubOpenAI(JSONStub):
     """Replies to chat completions from a script: a list of (status, content) pairs, last one repeats."""
 
     script: list[tuple[int, str]] = []
     calls: list[dict] = []
 
-    def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def reply(self, body: dict) -> tuple[int, dict]:
         type(self).calls.append(body)
         status, content = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
-        payload = {
+        if status != 200:
+            return status, {"error": {"message": "stub failure", "type": "server_error"}}
+        return 200, {
             "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
-        } if status == 200 else {"error": {"message": "stub failure", "type": "server_error"}}
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Retry-After", "0")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        }
 
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubOpenAI]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StubOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     StubOpenAI.calls = []
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
-    yield StubOpenAI
-    server.shutdown()
+    with serve(StubOpenAI) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+        yield StubOpenAI
 
 
 @pytest.fixture
