@@ -24,6 +24,7 @@ from benchmarks.llamaindex_side_by_side import (  # noqa: E402
     markdown_table,
     max_abs_diff,
     p50_p95,
+    paired_ratio,
     ratio,
     rotate,
     same_top_k,
@@ -66,18 +67,23 @@ def test_percentiles_follow_the_evaluate_rule_and_ratios_tolerate_gaps() -> None
 def test_latency_and_table_report_overhead_above_the_floor() -> None:
     quality = {"hit_at_5": 1.0, "mrr_at_10": 0.9, "followup_hit_at_5": 1.0, "abstention_recall": 1.0,
                "false_abstention_rate": 0.0}
-    project = {"textbook": quality, "ood": {"abstention_recall": 0.9}, "latency": latency([30.0, 30.0], 10.0),
+    project = {"textbook": quality, "ood": {"abstention_recall": 0.9}, "latency": latency([30.0, 30.0], [10.0, 10.0]),
                "session_setup_p50_ms": 0.01}
     llama = {"textbook": quality | {"followup_hit_at_5": 0.5}, "ood": {"abstention_recall": 0.9},
-             "latency": latency([20.0, 20.0], 10.0), "session_setup_p50_ms": 5.0}
+             "latency": latency([20.0, 20.0], [10.0, 10.0]), "session_setup_p50_ms": 5.0}
     assert project["latency"] == {"p50_ms": 30.0, "p95_ms": 30.0, "overhead_p50_ms": 20.0, "turns": 2}
+    # Overhead pairs each turn with the floor call beside it: a slow moment slows both and cancels out.
+    assert latency([12.0, 50.0, 14.0], [10.0, 45.0, 11.0])["overhead_p50_ms"] == 3.0
+    assert paired_ratio([20.0, 90.0, 30.0], [10.0, 60.0, 20.0]) == 1.5 and paired_ratio([1.0], [0.0]) is None
     table = markdown_table({
-        "project": project, "llamaindex": llama, "project_unvalidated": latency([25.0], 10.0),
+        "project": project, "llamaindex": llama, "project_unvalidated": latency([25.0], [10.0]),
         "floor": latency([10.0], None) | {"embed_p50_ms": 8.0, "search_p50_ms": 2.0},
-        "ratios_project_over_llamaindex": {"unvalidated_latency_p50": 1.25, "unvalidated_overhead_p50": 1.5},
+        "ratios_project_over_llamaindex": {"unvalidated_latency_p50": 1.25, "unvalidated_overhead_p50": 1.5,
+                                           "latency_paired_median": 1.4},
     })
     assert "| textbook follow-up hit@5 | 1.000 | 0.500 | — |" in table
-    assert "| overhead above embed+search, p50 ms | 20.000 | 10.000 | 2.000 |" in table
+    assert "| time above bare embed+search, median per turn ms | 20.000 | 10.000 | 2.000 |" in table
+    assert "| median of per-turn latency ratios (paired) | | | 1.400 |" in table
     assert "(8.000, 2.000)" in table
 
 
