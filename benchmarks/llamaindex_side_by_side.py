@@ -561,6 +561,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def report(result: dict[str, Any]) -> str:
+    """Render a result object for a person: machine, checks, the table, ratios and the follow-up turns."""
+    m = result["machine"]
+    out = [f"machine: {m['platform']}, {m['cpu_count']} CPUs ({m['cpu_model']}), python {m['python']}, "
+           f"load {m['loadavg_1m_start']} → {m['loadavg_1m_end']}",
+           f"threshold {result['settings']['threshold']}, top_k {TOP_K}, checks {result['checks']}",
+           f"build seconds {result['build_seconds']}, total {result['total_seconds']} s", "",
+           markdown_table(result), "",
+           f"ratios project / llamaindex: {result['ratios_project_over_llamaindex']}",
+           f"embedder calls in one turn: {result['embedder_calls_per_turn']}", ""]
+    for f in result["followups"]:
+        out.append(f"{f['id']}#{f['turn']} {f['question']!r}")
+        for name in ("project", "llamaindex"):
+            out.append(f"  {name:10} {f[name + '_status']:9} hit={f[name + '_hit']!s:5} {f[name + '_query']!r}")
+    return "\n".join(out)
+
+
 def _parser() -> argparse.ArgumentParser:
     """Describe the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -594,18 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    m = result["machine"]
-    print(f"machine: {m['platform']}, {m['cpu_count']} CPUs ({m['cpu_model']}), python {m['python']}, "
-          f"load {m['loadavg_1m_start']} → {m['loadavg_1m_end']}")
-    print(f"threshold {result['settings']['threshold']}, top_k {TOP_K}, checks {result['checks']}")
-    print(f"build seconds {result['build_seconds']}, total {result['total_seconds']} s\n")
-    print(markdown_table(result))
-    print(f"\nratios project / llamaindex: {result['ratios_project_over_llamaindex']}")
-    print(f"embedder calls in one turn: {result['embedder_calls_per_turn']}\n")
-    for f in result["followups"]:
-        print(f"{f['id']}#{f['turn']} {f['question']!r}")
-        for name in ("project", "llamaindex"):
-            print(f"  {name:10} {f[name + '_status']:9} hit={f[name + '_hit']!s:5} {f[name + '_query']!r}")
+    print(report(result))
     return 0
 
 
