@@ -69,7 +69,7 @@ VERSIONED = ["llama-index-core", "llama-index-vector-stores-qdrant", "llama-inde
 # ---------------------------------------------------------------- pure helpers (unit-tested)
 
 
-# Best balanced accuracy for a plain cosine cut on the textbook + SQuAD out-of-scope sets (README).
+# Best balanced accuracy for a plain cosine cut on the textbook + SQuAD out-of-scope sets (docs/benchmarks.md).
 COSINE_CUTOFF = 0.39
 
 def fake_completion(prompt: str) -> str:
