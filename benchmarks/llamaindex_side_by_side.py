@@ -174,12 +174,8 @@ def markdown_table(result: dict[str, Any]) -> str:
         a, b = p[group][key], li[group][key]
         shown = ratio(a, b) if group == "latency" else None
         lines.append(f"| {label} | {_fmt(a)} | {_fmt(b)} | {_fmt(shown)} |")
-    u, r = result["project_unvalidated"], result["ratios_project_over_llamaindex"]
+    r = result["ratios_project_over_llamaindex"]
     lines.append(f"| median of per-turn latency ratios (paired) | | | {_fmt(r['latency_paired_median'])} |")
-    lines.append(f"| latency p50 ms, project without the validation embed | {_fmt(u['p50_ms'])} | "
-                 f"{_fmt(li['latency']['p50_ms'])} | {_fmt(r['unvalidated_latency_p50'])} |")
-    lines.append(f"| time above embed+search ms, project without the validation embed | {_fmt(u['overhead_p50_ms'])} | "
-                 f"{_fmt(li['latency']['overhead_p50_ms'])} | {_fmt(r['unvalidated_overhead_p50'])} |")
     lines.append(f"| new chat session setup p50 ms (not in the turn figures) | {_fmt(p['session_setup_p50_ms'])} | "
                  f"{_fmt(li['session_setup_p50_ms'])} | |")
     floor = result["floor"]
@@ -256,30 +252,6 @@ def project_system(agent: Any) -> System:
         return dict(agent.ask(question, thread))
 
     return System("project", lambda: uuid.uuid4().hex, ask)
-
-
-def project_unvalidated_system(agent: Any) -> System:
-    """The agent with langchain-qdrant's per-search collection check (which embeds "dummy_text") switched off.
-
-    tools/vectorstore.search builds a new QdrantVectorStore per turn with validate_collection_config=True,
-    which runs the embedder once more just to learn the vector size; this variant patches that, in this
-    process only, to measure what the fix would save. The product files are not changed.
-    """
-    from unittest import mock
-
-    from langchain_qdrant import QdrantVectorStore as LangChainQdrant
-
-    from tools import vectorstore
-
-    def unvalidated_store(client: Any, collection: str, embeddings: Any) -> LangChainQdrant:
-        return LangChainQdrant(client=client, collection_name=collection, embedding=embeddings,
-                               validate_collection_config=False)
-
-    def ask(thread: str, question: str) -> dict[str, Any]:
-        with mock.patch.object(vectorstore, "store", unvalidated_store):
-            return dict(agent.ask(question, thread))
-
-    return System("project_unvalidated", lambda: uuid.uuid4().hex, ask)
 
 
 def llamaindex_system(index: VectorStoreIndex, llm: OfflineLLM, threshold: float) -> System:
@@ -516,10 +488,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     info = machine()
     built = build(args.corpus, args.data_dir, args.reembed)
     project = project_system(built["agent"])
-    unvalidated = project_unvalidated_system(built["agent"])
     llama = llamaindex_system(built["index"], built["llm"], built["threshold"])
     floor = floor_system(built["client"], built["embeddings"], PROJECT_COLLECTION, built["threshold"])
-    systems = [project, llama, floor, unvalidated]
+    systems = [project, llama, floor]
 
     drive(systems, [{"question": q} for q in WARMUP_QUESTIONS],
           [{"id": "warm", "turns": [{"question": q} for q in WARMUP_CONVERSATION]}], record=False)
@@ -545,23 +516,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "build_seconds": built["build_seconds"],
         "project": summarise(project, textbook_turns, floor_ms),
         "llamaindex": summarise(llama, textbook_turns, floor_ms),
-        "project_unvalidated": latency([r["latency_ms"] for r in unvalidated.records], floor_ms) | {
-            "same_status_and_top5_as_project": sum(
-                (a["status"], a["retrieved_ids"]) == (b["status"], b["retrieved_ids"])
-                for a, b in zip(project.records, unvalidated.records, strict=True)),
-        },
         "floor": latency(floor_ms, None) | {"embed_p50_ms": p50_p95(floor.timings["embed_ms"])[0],
                                             "search_p50_ms": p50_p95(floor.timings["search_ms"])[0]},
         "embedder_calls_per_turn": embedder_calls(systems, built["embeddings"], questions[0]["question"]),
     }
-    p, li, u = result["project"]["latency"], result["llamaindex"]["latency"], result["project_unvalidated"]
+    p, li = result["project"]["latency"], result["llamaindex"]["latency"]
     result["ratios_project_over_llamaindex"] = {
         "latency_p50": ratio(p["p50_ms"], li["p50_ms"]), "latency_p95": ratio(p["p95_ms"], li["p95_ms"]),
         "latency_paired_median": paired_ratio([r["latency_ms"] for r in project.records],
                                               [r["latency_ms"] for r in llama.records]),
         "overhead_p50": ratio(p["overhead_p50_ms"], li["overhead_p50_ms"]),
-        "unvalidated_latency_p50": ratio(u["p50_ms"], li["p50_ms"]),
-        "unvalidated_overhead_p50": ratio(u["overhead_p50_ms"], li["overhead_p50_ms"]),
     }
     result["followups"] = followups(project, llama)
     result["total_seconds"] = round(time.perf_counter() - began, 1)

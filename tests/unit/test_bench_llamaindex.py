@@ -76,10 +76,9 @@ def test_latency_and_table_report_overhead_above_the_floor() -> None:
     assert latency([12.0, 50.0, 14.0], [10.0, 45.0, 11.0])["overhead_p50_ms"] == 3.0
     assert paired_ratio([20.0, 90.0, 30.0], [10.0, 60.0, 20.0]) == 1.5 and paired_ratio([1.0], [0.0]) is None
     table = markdown_table({
-        "project": project, "llamaindex": llama, "project_unvalidated": latency([25.0], [10.0]),
+        "project": project, "llamaindex": llama,
         "floor": latency([10.0], None) | {"embed_p50_ms": 8.0, "search_p50_ms": 2.0},
-        "ratios_project_over_llamaindex": {"unvalidated_latency_p50": 1.25, "unvalidated_overhead_p50": 1.5,
-                                           "latency_paired_median": 1.4},
+        "ratios_project_over_llamaindex": {"latency_paired_median": 1.4},
     })
     assert "| textbook follow-up hit@5 | 1.000 | 0.500 | — |" in table
     assert "| time above bare embed+search, median per turn ms | 20.000 | 10.000 | 2.000 |" in table
