@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,8 +141,9 @@ def prepare(workdir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def start(workdir: Path, env: dict[str, str], *, attempts: int = 3, timeout: float = 120.0) -> DevServer:
-    """Run `langgraph dev` from the scratch project and wait for /ok; retry on a port taken meanwhile."""
+def start(workdir: Path, env: dict[str, str], *, args: Sequence[str] = (), attempts: int = 3,
+          timeout: float = 120.0) -> DevServer:
+    """Run `langgraph dev` (plus `args`) from the scratch project and wait for /ok; retry if the port was taken."""
     project = workdir / "project"
     last = ""
     for attempt in range(attempts):
@@ -150,7 +152,8 @@ def start(workdir: Path, env: dict[str, str], *, attempts: int = 3, timeout: flo
         with log.open("wb") as out:
             # Own session: stop() can signal the CLI and the server it spawns as one group.
             process = subprocess.Popen(
-                [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+                [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+                 *args],
                 cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
         server = DevServer(f"http://127.0.0.1:{port}", process, log, workdir, env)

@@ -100,6 +100,21 @@ def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
     assert state["next"] == []
 
 
+def test_concurrent_runs_on_one_thread_do_not_fork_its_history(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    questions = ("What is Isaac Sim?", "How do I use it for synthetic data?")
+    runs = [alice.runs.create(thread["thread_id"], "agent", input=ask(q), context=CONTEXT,
+                              multitask_strategy="enqueue") for q in questions]
+    for run in runs:
+        alice.runs.join(thread["thread_id"], run["run_id"])
+    assert [alice.runs.get(thread["thread_id"], r["run_id"])["status"] for r in runs] == ["success", "success"]
+    values = alice.threads.get_state(thread["thread_id"])["values"]
+    assert isinstance(values, dict) and values["turns"] == 2
+    messages = values["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "human", "ai"]
+    assert [messages[0]["content"], messages[2]["content"]] == list(questions)
+
+
 def test_updates_stream_shows_each_node_decision(alice: SyncLangGraphClient) -> None:
     thread = alice.threads.create()
     updates = [part.data for part in alice.runs.stream(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
