@@ -42,9 +42,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes tools rag_agent
 
+# The server reads the index in $$RAG_AGENT_DATA_DIR (default ./.rag-agent, like the CLI): ingest first.
+# PORT=8123 make dev pins the port; otherwise the OS picks a free one on 127.0.0.1.
 dev: $(STAMP)
 	touch .env
-	$(BIN)/langgraph dev --no-browser --port $$($(BIN)/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 \
+		--port $${PORT:-$$($(BIN)/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 
 clean:
 	rm -rf $(VENV) .rag-agent .langgraph_api

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
+# Not typing.TypedDict: on Python 3.11 pydantic cannot build a JSON schema from it, and the LangGraph
+# server then gives Studio no input or output schema for the graph.
+from typing_extensions import TypedDict
 
 Intent = Literal["question", "chitchat", "reset", "invalid"]
 Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]

@@ -1,0 +1,103 @@
+"""Owner-based access for the LangGraph server: each thread belongs to the user whose token created it.
+
+Off unless `RAG_AGENT_API_KEYS` is set (e.g. `alice:s3cret,bob:hunter2`): then every request needs
+`Authorization: Bearer <token>`, threads and runs are tagged with `metadata.owner`, and a user only
+sees, runs and deletes their own threads. With it unset everyone is the single user `local`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from typing import Any
+
+from langgraph_sdk import Auth
+
+# Without keys configured every request is this user, so Studio and the SDK work with no token.
+LOCAL_USER = "local"
+
+auth = Auth()
+
+# Actions whose value carries metadata that is stored with the thread, run, assistant or cron.
+_WRITES = frozenset({"create", "update", "create_run", "copy"})
+
+
+class ApiKeyError(ValueError):
+    """`RAG_AGENT_API_KEYS` is malformed."""
+
+
+def parse_api_keys(raw: str) -> dict[str, str]:
+    """Parse `user:token,user:token` into {token: user}, naming the bad entry on error."""
+    keys: dict[str, str] = {}
+    for number, entry in enumerate((part.strip() for part in raw.split(",")), start=1):
+        if not entry:
+            continue
+        user, sep, token = entry.partition(":")
+        user, token = user.strip(), token.strip()
+        if not sep or not user or not token:
+            # Named by position, not content: the entry may be a bare token.
+            raise ApiKeyError(f"RAG_AGENT_API_KEYS entry {number} must look like user:token")
+        if token in keys:
+            raise ApiKeyError(f"RAG_AGENT_API_KEYS gives users {keys[token]!r} and {user!r} the same token")
+        keys[token] = user
+    return keys
+
+
+def identify(authorization: str | None, keys: dict[str, str]) -> str:
+    """Return the user a bearer token belongs to; raise 401 for a missing or unknown token."""
+    if not keys:
+        return LOCAL_USER
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Auth.exceptions.HTTPException(status_code=401, detail="send Authorization: Bearer <token>")
+    token = token.strip()
+    # Compare against every key in constant time, so response timing does not reveal a prefix match.
+    user = None
+    for known, owner in keys.items():
+        if hmac.compare_digest(known.encode(), token.encode()):
+            user = owner
+    if user is None:
+        raise Auth.exceptions.HTTPException(status_code=401, detail="unknown API token")
+    return user
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
+    keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
+    return {"identity": identify(authorization, keys)}
+
+
+@auth.on
+async def owner_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
+    """Tag what a user creates with them as owner, and show them only what they own."""
+    owner = ctx.user.identity
+    if ctx.action in _WRITES:
+        # In place: the server keeps its own reference to this dict, so a replacement would be lost.
+        # Overwrites any owner the client sent, so nobody can create or re-tag a thread as someone else's.
+        metadata = value.get("metadata")
+        if isinstance(metadata, dict):
+            metadata["owner"] = owner
+        else:
+            value["metadata"] = {"owner": owner}
+    return {"owner": owner}
+
+
+@auth.on.assistants.read
+async def read_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsRead) -> None:
+    """Everyone may read assistants: the server's own `agent` assistant has no owner."""
+    return None
+
+
+@auth.on.assistants.search
+async def search_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsSearch) -> None:
+    """Everyone may list assistants, for the same reason."""
+    return None
+
+
+@auth.on.store
+async def own_namespace(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    """Allow only store namespaces that start with the user's name (the graph itself uses no store)."""
+    namespace = tuple(value.get("namespace") or ())
+    if not namespace or namespace[0] != ctx.user.identity:
+        raise Auth.exceptions.HTTPException(status_code=403, detail="store namespaces start with your user name")

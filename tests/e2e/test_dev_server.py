@@ -1,0 +1,175 @@
+"""The agent served by `langgraph dev`, driven through the real `langgraph-sdk` client.
+
+One server per module, over a two-file corpus embedded with the hash embedder (no torch, no model
+download), with owner-based auth on (`RAG_AGENT_API_KEYS`) so the same server also shows that one
+user cannot read or run another's thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.client import SyncLangGraphClient
+
+from tests.e2e import devserver
+
+pytestmark = pytest.mark.e2e
+
+KEYS = {"alice": "alice-token-1", "bob": "bob-token-2"}
+# The hash embedder's scores are lower than the real model's; this lets on-topic questions through.
+CONTEXT = {"score_threshold": 0.2}
+NODES = ("classify", "retrieve", "score_gate", "generate_grounded", "generate_not_found", "error_handler")
+
+
+def ask(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[devserver.DevServer]:
+    if not devserver.LANGGRAPH.exists():
+        message = f"langgraph dev end-to-end tests need {devserver.LANGGRAPH} (install the `server` extra)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    workdir = tmp_path_factory.mktemp("devserver")
+    env = devserver.prepare(workdir, RAG_AGENT_API_KEYS=",".join(f"{u}:{t}" for u, t in KEYS.items()))
+    running = devserver.start(workdir, env)
+    try:
+        yield running
+    finally:
+        running.stop()
+        # Nothing of the server's process group may outlive the module.
+        with pytest.raises(ProcessLookupError):
+            os.killpg(running.process.pid, 0)
+
+
+def client_for(server: devserver.DevServer, user: str | None) -> SyncLangGraphClient:
+    headers = {"Authorization": f"Bearer {KEYS[user]}"} if user else {}
+    # api_key=None: never pick up a LangSmith key from the environment and send it anywhere.
+    return get_sync_client(url=server.url, api_key=None, headers=headers, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def alice(server: devserver.DevServer) -> SyncLangGraphClient:
+    return client_for(server, "alice")
+
+
+@pytest.fixture(scope="module")
+def bob(server: devserver.DevServer) -> SyncLangGraphClient:
+    return client_for(server, "bob")
+
+
+def test_studio_sees_schemas_context_form_and_six_nodes(alice: SyncLangGraphClient) -> None:
+    [assistant] = alice.assistants.search(graph_id="agent")
+    schemas = alice.assistants.get_schemas(assistant["assistant_id"])
+    assert "messages" in schemas["input_schema"]["properties"]
+    assert {"answer", "citations", "status", "turns"} <= set(schemas["output_schema"]["properties"])
+    context = schemas["context_schema"]["properties"]
+    assert {"top_k", "score_threshold", "max_history", "data_dir"} <= set(context)
+    assert "Chunks to retrieve" in context["top_k"]["description"]
+    nodes = {node["id"] for node in alice.assistants.get_graph(assistant["assistant_id"])["nodes"]}
+    assert set(NODES) <= nodes
+
+
+def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    first = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert isinstance(first, dict) and first["status"] == "grounded", first
+    # The server inherited RAG_AGENT_EMBEDDING_MODEL and RAG_AGENT_DATA_DIR: it searched our index.
+    assert first["embedding_model"] == "hash/256"
+
+    second = alice.runs.wait(thread["thread_id"], "agent", input=ask("How do I use it for synthetic data?"),
+                             context=CONTEXT)
+    assert isinstance(second, dict) and second["status"] == "grounded", second
+    assert "Isaac Sim" in second["retrieval_query"]
+    assert "Replicator" in second["answer"]
+    assert {c["source"] for c in second["citations"]} == {"isaac-sim.md"}
+
+    state = alice.threads.get_state(thread["thread_id"])
+    values = state["values"]
+    assert isinstance(values, dict)
+    assert values["turns"] == 2
+    assert [m["type"] for m in values["messages"]] == ["human", "ai", "human", "ai"]
+    assert values["messages"][-1]["content"] == second["answer"]
+    assert state["next"] == []
+
+
+def test_concurrent_runs_on_one_thread_do_not_fork_its_history(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    questions = ("What is Isaac Sim?", "How do I use it for synthetic data?")
+    runs = [alice.runs.create(thread["thread_id"], "agent", input=ask(q), context=CONTEXT,
+                              multitask_strategy="enqueue") for q in questions]
+    for run in runs:
+        alice.runs.join(thread["thread_id"], run["run_id"])
+    assert [alice.runs.get(thread["thread_id"], r["run_id"])["status"] for r in runs] == ["success", "success"]
+    values = alice.threads.get_state(thread["thread_id"])["values"]
+    assert isinstance(values, dict) and values["turns"] == 2
+    messages = values["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "human", "ai"]
+    assert [messages[0]["content"], messages[2]["content"]] == list(questions)
+
+
+def test_updates_stream_shows_each_node_decision(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    updates = [part.data for part in alice.runs.stream(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
+                                                       context=CONTEXT, stream_mode="updates")
+               if part.event == "updates"]
+    assert [next(iter(u)) for u in updates] == ["classify", "retrieve", "score_gate", "generate_grounded"]
+    by_node = {node: value for u in updates for node, value in u.items()}
+    assert by_node["classify"]["retrieval_query"] == "What is Isaac Sim?"
+    assert by_node["retrieve"]["retrieved"][0]["source"] == "isaac-sim.md"
+    assert by_node["score_gate"] == {"grounded": True}
+    assert by_node["generate_grounded"]["status"] == "grounded"
+
+
+def test_messages_stream_yields_the_answer_message(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    events = list(alice.runs.stream(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT,
+                                    stream_mode="messages-tuple"))
+    messages = [part.data[0] for part in events if part.event == "messages"]
+    ai = [m for m in messages if m["type"].startswith("ai")]
+    assert ai, [part.event for part in events]
+    # Without a chat model the answer is quoted, not generated: it arrives whole as one AI message.
+    answer = alice.threads.get_state(thread["thread_id"])["values"]["answer"]  # type: ignore[call-overload]
+    assert ai[-1]["content"] == answer or "".join(m["content"] for m in ai) == answer
+    assert {part.data[1]["langgraph_node"] for part in events if part.event == "messages"} <= set(NODES)
+
+    # The server's own "messages" mode (what Studio's chat uses): the same AI message, as messages/complete.
+    events = list(alice.runs.stream(thread["thread_id"], "agent", input=ask("What does Replicator randomize?"),
+                                    context=CONTEXT, stream_mode="messages"))
+    complete = [m for part in events if part.event == "messages/complete" for m in part.data if m["type"] == "ai"]
+    answer = alice.threads.get_state(thread["thread_id"])["values"]["answer"]  # type: ignore[call-overload]
+    assert complete and complete[-1]["content"] == answer, [part.event for part in events]
+
+
+def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bob: SyncLangGraphClient,
+                                                  server: devserver.DevServer) -> None:
+    thread = alice.threads.create()
+    alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert alice.threads.get(thread["thread_id"])["metadata"]["owner"] == "alice"
+
+    for attempt in (
+        lambda: bob.threads.get(thread["thread_id"]),
+        lambda: bob.threads.get_state(thread["thread_id"]),
+        lambda: bob.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT),
+        lambda: bob.threads.update(thread["thread_id"], metadata={"owner": "bob"}),
+        lambda: bob.threads.delete(thread["thread_id"]),
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            attempt()
+        assert refused.value.response.status_code in {403, 404}
+    assert thread["thread_id"] not in {t["thread_id"] for t in bob.threads.search(limit=100)}
+    # Alice's thread is untouched: still hers, still one turn.
+    assert alice.threads.get_state(thread["thread_id"])["values"]["turns"] == 1  # type: ignore[call-overload]
+
+    for anonymous in (client_for(server, None), get_sync_client(url=server.url, api_key=None,
+                                                                 headers={"Authorization": "Bearer wrong"})):
+        with pytest.raises(httpx.HTTPStatusError) as rejected:
+            anonymous.threads.search()
+        assert rejected.value.response.status_code == 401
