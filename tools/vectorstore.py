@@ -83,6 +83,31 @@ def delete_sources(client: QdrantClient, collection: str, sources: list[str]) ->
     client.delete(collection, points_selector=selector, wait=True)
 
 
+def delete_stale(client: QdrantClient, collection: str, sources: list[str], keep: set[str]) -> None:
+    """Delete the chunks of the given documents whose ids are not in `keep` (their previous version)."""
+    if not sources:
+        return
+    condition = models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))
+    stale: list[models.ExtendedPointId] = []
+    offset = None
+    while True:
+        points, offset = client.scroll(collection, scroll_filter=models.Filter(must=[condition]), limit=1000,
+                                       offset=offset, with_payload=False, with_vectors=False)
+        stale.extend(p.id for p in points if str(p.id) not in keep)
+        if offset is None:
+            break
+    if stale:
+        client.delete(collection, points_selector=models.PointIdsList(points=stale), wait=True)
+
+
+def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[str]) -> None:
+    """Index payload fields used in filters, so a server keeps deletes and filtered search fast at scale."""
+    existing = client.get_collection(collection).payload_schema or {}
+    for name in fields:
+        if name not in existing:
+            client.create_payload_index(collection, name, field_schema=models.PayloadSchemaType.KEYWORD, wait=True)
+
+
 def search(
     client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int
 ) -> list[tuple[Document, float]]:
