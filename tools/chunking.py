@@ -181,7 +181,7 @@ def _anchor(heading: str, seen: dict[str, int]) -> str:
 
 def _tail(piece: str, overlap: int) -> str:
     """Return the last whole lines or sentences of a prose piece that fit in `overlap` tokens."""
-    if overlap <= 0 or _FENCE.match(piece.splitlines()[-1]):
+    if overlap <= 0 or not piece.strip() or _FENCE.match(piece.strip().splitlines()[-1]):
         return ""  # never carry half a code block into the next chunk
     parts = re.split(r"(?<=[.!?])\s+|\n+", piece.strip())
     kept: list[str] = []
@@ -194,7 +194,7 @@ def _tail(piece: str, overlap: int) -> str:
 
 def _with_overlap(pieces: list[str], overlap: int) -> list[str]:
     """Start each piece after the first with the end of the previous one, for context across a cut."""
-    if overlap <= 0:
+    if overlap <= 0 or len(pieces) < 2:
         return pieces
     tails = [_tail(piece, overlap) for piece in pieces]
     joined = (f"{tail}\n\n{piece}" if tail else piece for tail, piece in zip(tails, pieces[1:], strict=False))
