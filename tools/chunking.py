@@ -53,8 +53,10 @@ def _tokenizer() -> Tokenizer:
     return tokenizer
 
 
+@lru_cache(maxsize=32768)
 def count_tokens(text: str) -> int:
     """Count tokens as the local embedder sees them; its window (256) is what a chunk must fit."""
+    # Cached: packing counts a paragraph, its parts and the finished chunk, often the same text.
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 

@@ -111,6 +111,7 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
         info = {"threshold": manifest.default_threshold(embedding_model), **kept, "documents": {}, "pending": []}
     info.update(embedding_model=embedding_model, dimension=dimension)
     vectorstore.ensure_collection(client, collection, dimension)
+    vectorstore.fast_local_writes(client, collection)
     if os.environ.get("QDRANT_URL"):
         vectorstore.ensure_payload_indexes(client, collection, ["metadata.source", "metadata.module_name"])
     return info

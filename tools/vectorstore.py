@@ -63,6 +63,22 @@ def ensure_collection(client: QdrantClient, name: str, dimension: int) -> None:
         )
 
 
+def fast_local_writes(client: QdrantClient, collection: str) -> None:
+    """Let embedded Qdrant commit upserts without an fsync per point (WAL journal, synchronous=NORMAL).
+
+    Local mode commits every point in its own SQLite transaction; with the default journal each one
+    waits for the disk, which costs more than embedding the chunk. WAL keeps the file consistent if
+    the process dies; only an OS crash can lose the last commits, which the next ingest redoes.
+    """
+    local = getattr(client, "_client", None)
+    collections = getattr(local, "collections", None)
+    storage = getattr(getattr(collections.get(collection) if isinstance(collections, dict) else None,
+                              "storage", None), "storage", None)
+    if storage is not None:  # a server, an in-memory collection or another client version: leave it alone
+        storage.execute("PRAGMA journal_mode=WAL")
+        storage.execute("PRAGMA synchronous=NORMAL")
+
+
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store."""
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
