@@ -26,10 +26,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--collection", help="collection name (default 'docs')")
     sub = parser.add_subparsers(dest="command", required=True)
-    ingest = sub.add_parser("ingest", help="index a folder of .md/.mdx files")
-    ingest.add_argument("path", type=Path)
+    ingest = sub.add_parser("ingest", help="index a folder (.md/.mdx/.html), a site root URL or a sitemap.xml URL")
+    ingest.add_argument("path", help="folder, file, http(s) site root or sitemap URL")
     ingest.add_argument("--base-url", default="", help="site URL the pages are published under")
     ingest.add_argument("--recreate", action="store_true", help="rebuild the collection from scratch")
+    ingest.add_argument("--include", action="append", default=[], metavar="GLOB", help="only URLs/paths matching")
+    ingest.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip URLs/paths matching")
+    ingest.add_argument("--chunk-tokens", type=int, default=200, help="chunk size in tokens (default 200)")
+    ingest.add_argument("--chunk-overlap", type=int, default=0, help="tokens repeated across a cut (default 0)")
+    ingest.add_argument("--concurrency", type=int, default=4, help="parallel page fetches (default 4)")
+    ingest.add_argument("--timeout", type=float, default=15.0, help="seconds per HTTP request (default 15)")
+    ingest.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors (default 3)")
     ask = sub.add_parser("ask", help="ask one question")
     ask.add_argument("question")
     ask.add_argument("--thread", help="conversation id to continue")
@@ -64,16 +71,31 @@ def _context(args: argparse.Namespace) -> Context:
 
 
 def _ingest(args: argparse.Namespace, ctx: Context) -> int:
-    """Index a folder and print what changed."""
+    """Index a folder or site and print what changed; unreadable pages are listed on stderr."""
+    from tools.crawl import Fetcher
     from tools.embeddings import get_embeddings, resolve_name
-    from tools.ingest import ingest_folder
+    from tools.errors import InvalidInputError
+    from tools.ingest import Settings, ingest
+    from tools.sources import collect
 
-    name = resolve_name(ctx.embedding_model)
-    report = ingest_folder(args.path, data_dir=Path(ctx.data_dir), collection=ctx.collection,
-                           embeddings=get_embeddings(name), embedding_model=name,
-                           base_url=args.base_url, recreate=args.recreate, progress=sys.stderr.isatty())
+    name, tty = resolve_name(ctx.embedding_model), sys.stderr.isatty()
+    tokens, overlap = getattr(args, "chunk_tokens", 200), getattr(args, "chunk_overlap", 0)
+    if not 32 <= tokens <= 2048 or not 0 <= overlap < tokens // 2:
+        raise InvalidInputError("--chunk-tokens must be 32-2048 and --chunk-overlap 0 to less than half of it")
+    fetcher = Fetcher(concurrency=max(1, getattr(args, "concurrency", 4)), timeout=getattr(args, "timeout", 15.0),
+                      retries=max(0, getattr(args, "retries", 3)))
+    found = collect(str(args.path), args.base_url, getattr(args, "include", []), getattr(args, "exclude", []),
+                    fetcher, progress=tty)
+    for where, reason in {**found.failed, **found.skipped}.items():
+        print(f"rag-agent: skipped {where}: {reason}", file=sys.stderr)
+    report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
+                    embedding_model=name, recreate=args.recreate, source_root=str(args.path),
+                    settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap, progress=tty))
+    for warning in report.warnings:
+        print(f"rag-agent: warning: {warning}", file=sys.stderr)
     print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
-          f"unchanged {report.unchanged} documents; {report.chunks} chunks in {ctx.collection!r} ({name})")
+          f"unchanged {report.unchanged} documents; {len(report.failed)} failed; {report.embedded} chunks embedded, "
+          f"{report.chunks} chunks in {ctx.collection!r} ({name}) in {report.seconds:.1f}s")
     return EXIT_OK
 
 

@@ -16,6 +16,7 @@ _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+_EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")  # Docusaurus `## Heading {#custom-id}`
 
 
 @dataclass
@@ -52,8 +53,10 @@ def _tokenizer() -> Tokenizer:
     return tokenizer
 
 
+@lru_cache(maxsize=32768)
 def count_tokens(text: str) -> int:
     """Count tokens as the local embedder sees them; its window (256) is what a chunk must fit."""
+    # Cached: packing counts a paragraph, its parts and the finished chunk, often the same text.
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
@@ -165,25 +168,61 @@ def _pack(blocks: list[str], budget: int) -> list[str]:
     return pieces
 
 
-def chunk_markdown(text: str, source: str, chunk_tokens: int = 200) -> list[Chunk]:
-    """Split one page into heading-scoped chunks of at most about `chunk_tokens` tokens."""
+def _anchor(heading: str, seen: dict[str, int]) -> str:
+    """Return a heading's anchor: its explicit `{#id}`, else its slug numbered like Docusaurus repeats."""
+    explicit = _EXPLICIT_ID.search(heading)
+    if explicit:
+        return explicit.group(1)
+    anchor = slugify(heading) if heading else ""
+    if anchor:
+        count = seen.get(anchor, 0)
+        seen[anchor] = count + 1
+        anchor = f"{anchor}-{count}" if count else anchor
+    return anchor
+
+
+def _tail(piece: str, overlap: int) -> str:
+    """Return the last whole lines or sentences of a prose piece that fit in `overlap` tokens."""
+    if overlap <= 0 or not piece.strip() or _FENCE.match(piece.strip().splitlines()[-1]):
+        return ""  # never carry half a code block into the next chunk
+    parts = re.split(r"(?<=[.!?])\s+|\n+", piece.strip())
+    kept: list[str] = []
+    for part in reversed(parts):
+        if count_tokens(" ".join([part, *kept])) > overlap:
+            break
+        kept.insert(0, part)
+    return " ".join(kept)
+
+
+def _with_overlap(pieces: list[str], overlap: int) -> list[str]:
+    """Start each piece after the first with the end of the previous one, for context across a cut."""
+    if overlap <= 0 or len(pieces) < 2:
+        return pieces
+    tails = [_tail(piece, overlap) for piece in pieces]
+    joined = (f"{tail}\n\n{piece}" if tail else piece for tail, piece in zip(tails, pieces[1:], strict=False))
+    return [pieces[0], *joined]
+
+
+def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int = 0) -> list[Chunk]:
+    """Split one page into heading-scoped chunks of at most about `chunk_tokens` tokens.
+
+    `overlap` tokens of the previous chunk's closing sentences open the next chunk of the same section.
+    """
+    if not 0 <= overlap < chunk_tokens // 2:
+        raise ValueError(f"overlap must be between 0 and half the chunk size ({chunk_tokens // 2 - 1}), not {overlap}")
     front, body = split_front_matter(text)
     sections = _sections(body)
-    h1 = next((h for level, h, _ in sections if level == 1), "")
-    title = str(front.get("title") or h1 or source.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    h1 = _EXPLICIT_ID.sub("", next((h for level, h, _ in sections if level == 1), ""))
+    title = str(front.get("title") or h1 or front.get("sidebar_label") or source.rsplit("/", 1)[-1].rsplit(".", 1)[0])
     chunks: list[Chunk] = []
     path: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
     for level, heading, lines in sections:
         if level:
-            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, heading)]
-        anchor = slugify(heading) if heading else ""
-        if anchor:
-            count = seen.get(anchor, 0)
-            seen[anchor] = count + 1
-            anchor = f"{anchor}-{count}" if count else anchor
+            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, _EXPLICIT_ID.sub("", heading))]
+        anchor = _anchor(heading, seen)
         hierarchy = [h for lvl, h in path if lvl > 1 or h != title]
-        for piece in _pack(_blocks(lines), chunk_tokens):
+        for piece in _with_overlap(_pack(_blocks(lines), chunk_tokens - overlap), overlap):
             if piece.strip():
                 chunks.append(Chunk(source, title, hierarchy, anchor, piece.strip()))
     for index, chunk in enumerate(chunks):

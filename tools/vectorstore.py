@@ -63,6 +63,22 @@ def ensure_collection(client: QdrantClient, name: str, dimension: int) -> None:
         )
 
 
+def fast_local_writes(client: QdrantClient, collection: str) -> None:
+    """Let embedded Qdrant commit upserts without an fsync per point (WAL journal, synchronous=NORMAL).
+
+    Local mode commits every point in its own SQLite transaction; with the default journal each one
+    waits for the disk, which costs more than embedding the chunk. WAL keeps the file consistent if
+    the process dies; only an OS crash can lose the last commits, which the next ingest redoes.
+    """
+    local = getattr(client, "_client", None)
+    collections = getattr(local, "collections", None)
+    storage = getattr(getattr(collections.get(collection) if isinstance(collections, dict) else None,
+                              "storage", None), "storage", None)
+    if storage is not None:  # a server, an in-memory collection or another client version: leave it alone
+        storage.execute("PRAGMA journal_mode=WAL")
+        storage.execute("PRAGMA synchronous=NORMAL")
+
+
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store."""
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
@@ -81,6 +97,31 @@ def delete_sources(client: QdrantClient, collection: str, sources: list[str]) ->
         )
     )
     client.delete(collection, points_selector=selector, wait=True)
+
+
+def delete_stale(client: QdrantClient, collection: str, sources: list[str], keep: set[str]) -> None:
+    """Delete the chunks of the given documents whose ids are not in `keep` (their previous version)."""
+    if not sources:
+        return
+    condition = models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))
+    stale: list[models.ExtendedPointId] = []
+    offset = None
+    while True:
+        points, offset = client.scroll(collection, scroll_filter=models.Filter(must=[condition]), limit=1000,
+                                       offset=offset, with_payload=False, with_vectors=False)
+        stale.extend(p.id for p in points if str(p.id) not in keep)
+        if offset is None:
+            break
+    if stale:
+        client.delete(collection, points_selector=models.PointIdsList(points=stale), wait=True)
+
+
+def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[str]) -> None:
+    """Index payload fields used in filters, so a server keeps deletes and filtered search fast at scale."""
+    existing = client.get_collection(collection).payload_schema or {}
+    for name in fields:
+        if name not in existing:
+            client.create_payload_index(collection, name, field_schema=models.PayloadSchemaType.KEYWORD, wait=True)
 
 
 def search(

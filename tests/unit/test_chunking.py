@@ -163,3 +163,29 @@ def test_an_unclosed_oversized_code_block_is_still_cut_and_fenced() -> None:
     chunks = chunk_markdown(f"# Page\n\n```\n{code}\n", "p.md", chunk_tokens=100)
     assert len(chunks) > 1
     assert all(c.body.count("```") == 2 for c in chunks)
+
+
+def test_explicit_heading_id_is_the_anchor_and_not_part_of_the_heading() -> None:
+    page = "# Title {#top}\n\n## Install ROS {#install-ros}\n\nRun apt.\n"
+    (chunk,) = chunk_markdown(page, "p.md")
+    assert chunk.title == "Title"
+    assert chunk.anchor == "install-ros" and chunk.heading_hierarchy == ["Install ROS"]
+
+
+def test_overlap_repeats_the_previous_chunks_closing_sentence() -> None:
+    sentences = "\n".join(f"Sentence {i} talks about robot arm number {i}." for i in range(40))
+    chunks = chunk_markdown(f"# T\n\n{sentences}\n", "t.md", chunk_tokens=60, overlap=15)
+    assert len(chunks) > 2
+    assert all(c.token_count <= 60 for c in chunks)
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        assert current.body.splitlines()[0] in previous.body
+
+
+def test_overlap_must_stay_below_half_the_chunk() -> None:
+    with pytest.raises(ValueError, match="overlap"):
+        chunk_markdown("# T\n\ntext\n", "t.md", chunk_tokens=60, overlap=30)
+
+
+def test_sidebar_label_titles_a_page_without_title_or_h1() -> None:
+    (chunk,) = chunk_markdown("---\nsidebar_label: Quick tour\n---\n\nSome text.\n", "docs/tour.md")
+    assert chunk.title == "Quick tour"
