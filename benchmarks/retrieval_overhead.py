@@ -259,8 +259,12 @@ def profile_side(side: Side, workload: list[tuple[list[float], str]], top: int) 
     for vector, question in workload:
         side(vector, question)
     profiler.disable()
+    stats = pstats.Stats(profiler, stream=sys.stdout)
     print(f"\n  cProfile of `project` over {len(workload)} queries, top {top} by own time:")
-    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+    # Cumulative time per step of the path: the project's tools, the wrapper, the client.
+    print(f"  top {top} by cumulative time among the project's tools, langchain-qdrant and qdrant-client:")
+    stats.sort_stats("cumulative").print_stats("tools/|nodes/|langchain_qdrant|qdrant_client/qdrant_client", top)
 
 
 def sizes_arg(text: str) -> list[int]:
