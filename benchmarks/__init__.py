@@ -1,1 +1,1 @@
-"""Benchmark scripts and their pure scoring helpers (not part of the installed product)."""
+"""Benchmark scripts and their helpers (not part of the installed product); run as `python -m benchmarks.<name>`."""
