@@ -53,6 +53,10 @@ def open_sqlite(path: Path) -> SqliteSaver:
         conn.execute("PRAGMA busy_timeout = 10000")
         saver = SqliteSaver(conn)
         saver.setup()
+        # setup() turns on WAL; with WAL, NORMAL still survives a killed process (what resume relies
+        # on) and only an OS crash can lose the last commits, while FULL fsyncs each of a turn's
+        # ~5 checkpoints (measured: most of the graph's overhead, docs/benchmarks.md).
+        conn.execute("PRAGMA synchronous = NORMAL")
     except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"cannot use the checkpoint database {path}: {exc}") from exc
     return saver

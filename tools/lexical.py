@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from tools.errors import StorageError
@@ -28,6 +29,12 @@ def terms(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS and len(w) > 1]
 
 
+@lru_cache(maxsize=4096)
+def _pattern(term: str) -> re.Pattern[str]:
+    """Match a term as `terms` would produce it: the whole word, or the word with its plural 's'."""
+    return re.compile(rf"(?<![a-z0-9]){re.escape(term)}s?(?![a-z0-9])")
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """How many chunks of an index contain each term."""
@@ -44,8 +51,9 @@ class Lexicon:
         total = sum(self.idf(t) for t in query_terms)
         if total <= 0:
             return 0.0
-        present = set(terms(text))
-        return sum(self.idf(t) for t in query_terms if t in present) / total
+        # Searching the few query terms is cheaper than tokenising every candidate chunk on each query.
+        lowered = text.lower()
+        return sum(self.idf(t) for t in query_terms if _pattern(t).search(lowered)) / total
 
 
 def build(texts: Iterable[str]) -> Lexicon:
