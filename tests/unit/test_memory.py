@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from collections.abc import Callable
 from itertools import cycle
 from pathlib import Path
@@ -12,10 +14,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+import nodes.classify
 from graph.builder import compile_graph
 from graph.context import Context
 from nodes.history import window_removals
 from rag_agent.service import Agent, open_checkpointer
+from tools.chunking import count_tokens
 
 Ask = Callable[..., dict[str, Any]]
 
@@ -64,23 +68,76 @@ def _checkpoint_bytes(db: Path, thread: str) -> int:
     return int(row[0])
 
 
+def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tuple[int, ...],
+                bounded: bool = True) -> tuple[dict[int, int], dict[int, int]]:
+    """Run `turns` turns of the question cycle on one thread; return checkpoint bytes and window tokens.
+
+    Every turn checks the state the next prompt is built from: at most `max_history` messages (when
+    bounded), starting on a user message. At the measured turns the window's token count is printed too.
+    """
+    config: Any = {"configurable": {"thread_id": thread}}
+    sizes: dict[int, int] = {}
+    window_tokens: dict[int, int] = {}
+    for turn, question in zip(range(1, turns + 1), cycle(CONVERSATION), strict=False):
+        response = agent.ask(question, thread_id=thread)
+        assert response["status"] != "error", response
+        assert response["turn"] == turn
+        messages = agent.graph.get_state(config).values["messages"]
+        if bounded:
+            assert len(messages) <= agent.context.max_history
+        assert isinstance(messages[0], HumanMessage)
+        if turn in measure_at:
+            sizes[turn] = _checkpoint_bytes(db, thread)
+            window_tokens[turn] = sum(count_tokens(str(m.content)) for m in messages)
+            print(f"{thread}: turn {turn}: checkpoint {sizes[turn]} bytes, {len(messages)} messages, "
+                  f"{window_tokens[turn]} tokens in the window")
+    return sizes, window_tokens
+
+
 def test_long_thread_stays_bounded_and_checkpoints_stay_flat(make_context: Callable[..., Context]) -> None:
     ctx = make_context(max_history=10)
     agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
     db = Path(ctx.data_dir) / "checkpoints.sqlite"
-    sizes: dict[int, int] = {}
-    for turn, question in zip(range(1, 201), cycle(CONVERSATION), strict=False):
-        response = agent.ask(question, thread_id="long")
-        assert response["status"] != "error", response
-        assert response["turn"] == turn
-        messages = agent.graph.get_state({"configurable": {"thread_id": "long"}}).values["messages"]
-        assert len(messages) <= ctx.max_history
-        assert isinstance(messages[0], HumanMessage)
-        if turn in (50, 200):
-            sizes[turn] = _checkpoint_bytes(db, "long")
+    sizes, _ = _run_thread(agent, db, "long", 200, (50, 200))
     print(f"checkpoint bytes at turn 50: {sizes[50]}, at turn 200: {sizes[200]}")
     # Same point in the question cycle (50 and 200 are both ≡ 0 mod 5), so the same window shape.
     assert abs(sizes[200] - sizes[50]) <= 0.05 * sizes[50]
+
+
+LONG_TESTS = os.environ.get("CI") == "true" or os.environ.get("RAG_AGENT_LONG_TESTS") == "1"
+
+
+@pytest.mark.long
+@pytest.mark.skipif(not LONG_TESTS, reason="1,000-turn bounded-memory test skipped: runs when CI=true or "
+                                          "RAG_AGENT_LONG_TESTS=1")
+def test_thousand_turn_thread_stays_bounded_and_checkpoints_stay_flat(
+    make_context: Callable[..., Context],
+) -> None:
+    ctx = make_context(max_history=10)
+    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
+    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    start = time.perf_counter()
+    sizes, window_tokens = _run_thread(agent, db, "thousand", 1000, (100, 1000))
+    print(f"checkpoint bytes at turn 100: {sizes[100]}, at turn 1000: {sizes[1000]} "
+          f"({time.perf_counter() - start:.1f} s for 1,000 turns)")
+    # 100 and 1000 are both ≡ 0 mod 5: the same point in the question cycle, so the same window shape.
+    assert abs(sizes[1000] - sizes[100]) <= 0.05 * sizes[100]
+    # The prompt side: the history a prompt is built from is as long at turn 1000 as at turn 100.
+    assert abs(window_tokens[1000] - window_tokens[100]) <= 0.05 * window_tokens[100]
+
+
+def test_without_the_window_checkpoints_grow(make_context: Callable[..., Context],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control: switch the bound off and the same loop's checkpoints grow, so the flat tests can fail."""
+    monkeypatch.setattr(nodes.classify, "window_removals", lambda messages, max_history: [])
+    ctx = make_context(max_history=10)
+    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
+    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    sizes, _ = _run_thread(agent, db, "unbounded", 100, (10, 100), bounded=False)
+    print(f"unbounded: checkpoint bytes at turn 10: {sizes[10]}, at turn 100: {sizes[100]}")
+    messages = agent.graph.get_state({"configurable": {"thread_id": "unbounded"}}).values["messages"]
+    assert len(messages) == 200  # nothing was removed
+    assert sizes[100] > 2 * sizes[10]
 
 
 def test_followup_resolves_after_its_question_left_the_window(ask: Ask, make_context: Callable[..., Context]) -> None:
