@@ -27,7 +27,7 @@ bench-install: $(STAMP)
 		-c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 demo: $(STAMP)
-	$(BIN)/rag-agent ingest docs
+	$(BIN)/rag-agent ingest docs --exclude benchmarks.md
 	$(BIN)/rag-agent ask "How do I ingest my documentation?"
 
 test: $(STAMP)
