@@ -42,7 +42,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from rag_agent.sessions import SESSION_TTL_ENV, format_idle, list_sessions, parse_duration, session_ttl, utcnow
 
     # Parse first: a bad duration should fail before any store is opened.
-    idle = parse_duration(args.idle, "--idle") if getattr(args, "idle", None) else None
+    # `--idle 0s` prunes every thread not in use right now.
+    idle = parse_duration(args.idle, "--idle", allow_zero=True) if getattr(args, "idle", None) else None
     with Agent(ctx, session_ttl="off") as agent:
         if args.action == "list":
             now = utcnow()
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             if not rows and not args.json:
                 print("no conversations")
             return 0
-        idle = idle or session_ttl()
+        idle = session_ttl() if idle is None else idle  # timedelta(0) is falsy but a real choice
         if idle is None:
             print(f"{SESSION_TTL_ENV} is off; pass --idle to choose what counts as idle")
             return 2

@@ -25,11 +25,12 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks
 _THREADS_SQL = "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
 
 
-def parse_duration(text: str, name: str = "duration") -> timedelta:
+def parse_duration(text: str, name: str = "duration", *, allow_zero: bool = False) -> timedelta:
     """Parse `30m`, `24h`, `7d` (also s and w) into a timedelta, naming `name` on a bad value."""
     match = _DURATION.match(text)
-    if not match or float(match.group(1)) <= 0:
-        raise SettingsError(f"{name}: invalid duration {text!r}; use a positive number and a unit, e.g. 30m, 24h, 7d")
+    if not match or float(match.group(1)) < 0 or (float(match.group(1)) == 0 and not allow_zero):
+        least = "a number" if allow_zero else "a positive number"
+        raise SettingsError(f"{name}: invalid duration {text!r}; use {least} and a unit, e.g. 30m, 24h, 7d")
     return timedelta(**{_UNITS[match.group(2).lower()]: float(match.group(1))})
 
 

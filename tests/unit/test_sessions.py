@@ -130,3 +130,16 @@ def test_cli_sessions_list_and_prune(
 def test_cli_bad_idle_duration(data_dir: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--data-dir", data_dir, "sessions", "prune", "--idle", "5x"]) == 2
     assert "--idle: invalid duration '5x'" in capsys.readouterr().err
+
+
+def test_cli_prune_idle_zero_deletes_every_thread_and_says_how_many(
+    make_context: Callable[..., Context], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = make_context()
+    with Agent(ctx) as agent:
+        agent.ask(FIRST, "zero-a")
+        agent.ask(FIRST, "zero-b")
+    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "0s"]) == 0
+    assert "deleted 2 conversation(s) idle longer than 0s" in capsys.readouterr().out
+    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert "no conversations" in capsys.readouterr().out
