@@ -20,37 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.tiny_corpus import CORPUS
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LANGGRAPH = BIN / "langgraph"
 RAG_AGENT = BIN / "rag-agent"
 PACKAGES = ("graph", "nodes", "tools", "rag_agent")
-
-ISAAC_SIM_MD = """\
----
-title: Isaac Sim
----
-# Isaac Sim
-
-Isaac Sim is a robotics simulator built on Omniverse. It renders physically accurate scenes for robot testing.
-
-## Synthetic data
-
-Isaac Sim generates synthetic data with Replicator. Replicator randomizes lighting, textures and camera \
-poses to produce labelled images.
-"""
-
-BAKING_MD = """\
-# Baking bread
-
-Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth.
-
-## Oven
-
-Bake the loaf in a hot oven at two hundred and twenty degrees for forty minutes.
-"""
-
-CORPUS = {"isaac-sim.md": ISAAC_SIM_MD, "baking.md": BAKING_MD}
 
 # Every setting that keeps `langgraph dev` and the agent off the network.
 OFFLINE = {

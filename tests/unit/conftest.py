@@ -13,37 +13,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 import tools.embeddings
 from graph.builder import compile_graph
 from graph.context import Context
+from tests.tiny_corpus import CORPUS
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
 EMBEDDER = "hash/256"
-
-ISAAC_SIM_MD = """\
----
-title: Isaac Sim
----
-# Isaac Sim
-
-Isaac Sim is a robotics simulator built on Omniverse. It renders physically accurate scenes for robot testing.
-
-## Synthetic data
-
-Isaac Sim generates synthetic data with Replicator. Replicator randomizes lighting, textures and camera \
-poses to produce labelled images.
-"""
-
-BAKING_MD = """\
-# Baking bread
-
-Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth.
-
-## Oven
-
-Bake the loaf in a hot oven at two hundred and twenty degrees for forty minutes.
-"""
-
-CORPUS = {"isaac-sim.md": ISAAC_SIM_MD, "baking.md": BAKING_MD}
 
 _ENV_VARS = (
     "OPENAI_API_KEY",
