@@ -13,6 +13,7 @@ from typing_extensions import TypedDict
 
 Intent = Literal["question", "chitchat", "reset", "invalid"]
 Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]
+NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent"]
 
 
 class Chunk(TypedDict):
@@ -43,10 +44,43 @@ class ErrorInfo(TypedDict):
     node: str
 
 
+class Grounding(TypedDict):
+    """How well the answer's sentences are supported by the chunks it cites."""
+
+    is_fully_grounded: bool
+    # Answer sentences no cited chunk supports; they are flagged in the answer, never silently kept.
+    unsupported_claims: list[str]
+    # Share of answer sentences that are supported, in [0, 1].
+    support: float
+    # "lexical" offline, "llm_judge" when a chat model is configured.
+    method: str
+
+
+class Section(TypedDict):
+    """A section of the documentation, with a deep link to it."""
+
+    title: str
+    source_url: str
+    score: float
+
+
+class NotFound(TypedDict):
+    """Why a question was not answered, and where the user might look instead."""
+
+    reason: NotFoundReason
+    best_score: float | None
+    threshold: float | None
+    nearest: list[Section]
+
+
 class InputState(TypedDict):
     """What a caller sends: the conversation, with the new user message last."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+    # A text selection to answer from instead of the index (user-provided context mode); "" for none.
+    context: NotRequired[str]
+    # Metadata restrictions on retrieval, e.g. {"module": "module-3"}; {} for none.
+    filters: NotRequired[dict[str, str]]
 
 
 class OutputState(InputState, total=False):
@@ -64,6 +98,10 @@ class OutputState(InputState, total=False):
     embedding_model: str
     tokens_used: int
     error: ErrorInfo | None
+    grounding: Grounding | None
+    # How likely the answer is right, in [0, 1]; None when nothing was answered.
+    confidence: float | None
+    not_found: NotFound | None
     # User turns on the thread since it began or was reset; unlike `messages` it is not windowed.
     turns: int
 
@@ -92,4 +130,7 @@ def turn_defaults() -> dict[str, Any]:
         "embedding_model": "",
         "tokens_used": 0,
         "error": None,
+        "grounding": None,
+        "confidence": None,
+        "not_found": None,
     }
