@@ -13,7 +13,8 @@ from typing_extensions import TypedDict
 
 Intent = Literal["question", "chitchat", "reset", "invalid"]
 Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]
-NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent"]
+# "unsupported": the generated answer kept no valid citation or no statement its sources support.
+NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent", "unsupported"]
 
 
 class Chunk(TypedDict):
