@@ -1,4 +1,4 @@
-"""retrieve: embed the standalone query, fetch dense candidates and keep the best top-k after re-ranking."""
+"""retrieve: embed the standalone query, fetch dense (or hybrid) candidates and keep the best top-k after re-ranking."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
             raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
         client = vectorstore.open_client(ctx.data_dir)
-        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k))
+        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
+                                  mode=manifest.retrieval_mode(info), text=state["retrieval_query"])
         terms = lexical.load(ctx.data_dir, ctx.collection)
         if terms is None:  # an index built before term statistics existed: count them once now
             terms = lexical.build(vectorstore.iter_texts(client, ctx.collection))

@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("path", help="folder, file, http(s) site root or sitemap URL")
     ingest.add_argument("--base-url", default="", help="site URL the pages are published under")
     ingest.add_argument("--recreate", action="store_true", help="rebuild the collection from scratch")
+    ingest.add_argument("--retrieval", choices=["hybrid", "dense"],
+                        help="hybrid (dense + BM25 keywords, fused) or dense only; default: the collection's "
+                             "current mode, hybrid for a new one; changing it needs --recreate")
     ingest.add_argument("--include", action="append", default=[], metavar="GLOB", help="only URLs/paths matching")
     ingest.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip URLs/paths matching")
     ingest.add_argument("--chunk-tokens", type=int, default=200, help="chunk size in tokens (default 200)")
@@ -90,12 +93,14 @@ def _ingest(args: argparse.Namespace, ctx: Context) -> int:
         print(f"rag-agent: skipped {where}: {reason}", file=sys.stderr)
     report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
                     embedding_model=name, recreate=args.recreate, source_root=str(args.path),
-                    settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap, progress=tty))
+                    settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap, progress=tty,
+                                      retrieval=getattr(args, "retrieval", None)))
     for warning in report.warnings:
         print(f"rag-agent: warning: {warning}", file=sys.stderr)
     print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
           f"unchanged {report.unchanged} documents; {len(report.failed)} failed; {report.embedded} chunks embedded, "
-          f"{report.chunks} chunks in {ctx.collection!r} ({name}) in {report.seconds:.1f}s")
+          f"{report.chunks} chunks in {ctx.collection!r} ({name}, {report.retrieval} retrieval) "
+          f"in {report.seconds:.1f}s")
     return EXIT_OK
 
 
@@ -176,6 +181,8 @@ def describe(ctx: Context) -> dict[str, str]:
         "data_dir": str(Path(ctx.data_dir).resolve()),
         "score_threshold": threshold,
         "top_k": str(ctx.top_k),
+        "retrieval": manifest.retrieval_mode(info) + " (stored with the index)" if info
+        else f"{manifest.DEFAULT_RETRIEVAL} (default for a new index)",
     }
 
 

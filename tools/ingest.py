@@ -18,7 +18,7 @@ from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
 from tqdm import tqdm
 
-from tools import lexical, manifest, sources, vectorstore
+from tools import lexical, manifest, sources, sparse, vectorstore
 from tools.chunking import Chunk, chunk_markdown
 from tools.errors import IndexMismatchError, InvalidInputError
 
@@ -42,6 +42,7 @@ class IngestReport:
     skipped: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    retrieval: str = ""
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Settings:
     chunk_overlap: int = 0
     batch_size: int = 64
     progress: bool = True
+    # "dense" or "hybrid"; None keeps an existing collection's mode and gives a new one the default.
+    retrieval: str | None = None
 
 
 def to_document(chunk: Chunk, url: str) -> tuple[str, Document]:
@@ -84,25 +87,41 @@ def document_hash(url: str, text: str, settings: Settings) -> str:
 
 def ingest_folder(root: Path, *, data_dir: Path, collection: str, embeddings: Embeddings, embedding_model: str,
                   base_url: str = "", recreate: bool = False, chunk_tokens: int = 200, batch_size: int = 64,
-                  progress: bool = True) -> IngestReport:
+                  progress: bool = True, retrieval: str | None = None) -> IngestReport:
     """Index every page under `root`, re-embedding only pages whose content changed."""
     if not root.exists():
         raise InvalidInputError(f"nothing to ingest: {root} does not exist")
     found = sources.from_folder(root, base_url)
     return ingest(found, data_dir=data_dir, collection=collection, embeddings=embeddings,
                   embedding_model=embedding_model, recreate=recreate, source_root=str(root.resolve()),
-                  settings=Settings(chunk_tokens=chunk_tokens, batch_size=batch_size, progress=progress))
+                  settings=Settings(chunk_tokens=chunk_tokens, batch_size=batch_size, progress=progress,
+                                    retrieval=retrieval))
+
+
+def _retrieval_mode(info: dict[str, Any] | None, collection: str, wanted: str | None, recreate: bool) -> str:
+    """Return the mode to build with: the one asked for, else the collection's own, else the default."""
+    if wanted is not None and wanted not in manifest.RETRIEVAL_MODES:
+        raise InvalidInputError(f"retrieval must be one of {', '.join(manifest.RETRIEVAL_MODES)}, not {wanted!r}")
+    current = manifest.retrieval_mode(info) if info else None
+    if current and wanted and wanted != current and not recreate:
+        # The sparse vectors are part of the collection's schema and of every stored point.
+        raise IndexMismatchError(
+            f"collection {collection!r} uses {current} retrieval, not {wanted}; "
+            f"run ingest with --recreate --retrieval {wanted} to rebuild it"
+        )
+    return wanted or current or manifest.DEFAULT_RETRIEVAL
 
 
 def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str, embeddings: Embeddings,
-                     embedding_model: str, recreate: bool) -> dict[str, Any]:
-    """Check the embedder, (re)create the collection if needed, and return its manifest entry."""
+                     embedding_model: str, recreate: bool, retrieval: str | None = None) -> dict[str, Any]:
+    """Check the embedder and mode, (re)create the collection if needed, and return its manifest entry."""
     info: dict[str, Any] | None = data["collections"].get(collection)
     if info and info["embedding_model"] != embedding_model and not recreate:
         raise IndexMismatchError(
             f"collection {collection!r} was built with {info['embedding_model']}, not {embedding_model}; "
             "run ingest with --recreate to rebuild it"
         )
+    mode = _retrieval_mode(info, collection, retrieval, recreate)
     dimension = len(embeddings.embed_query("dimension probe"))
     if recreate or not info or not client.collection_exists(collection):
         if client.collection_exists(collection):
@@ -113,8 +132,8 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
         if info and not recreate:
             kept = {k: info[k] for k in ("threshold", "calibration") if k in info}
         info = {**kept, "documents": {}, "pending": []}
-    info.update(embedding_model=embedding_model, dimension=dimension)
-    vectorstore.ensure_collection(client, collection, dimension)
+    info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
+    vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
     if os.environ.get("QDRANT_URL"):
         vectorstore.ensure_payload_indexes(client, collection, ["metadata.source", "metadata.module_name"])
@@ -145,7 +164,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
     client = vectorstore.open_client(data_dir)
     data = manifest.load(data_dir)
-    info = _open_collection(client, data, collection, embeddings, embedding_model, recreate)
+    info = _open_collection(client, data, collection, embeddings, embedding_model, recreate, settings.retrieval)
     data["collections"][collection] = info
     known: dict[str, str] = info["documents"]
     # Pages a previous run was writing when it stopped may hold partial chunks: clean them like updates.
@@ -164,7 +183,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     info.update(source_root=source_root, pending=[], updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     report.embedded = _write(client, collection, embeddings, found, changed, hashes, dirty, data, data_dir, settings)
-    report.chunks = int(client.count(collection).count)
+    report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexical.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
@@ -178,13 +197,24 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     return report
 
 
+def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Chunk]]) -> sparse.BM25Encoder | None:
+    """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
+    if manifest.retrieval_mode(info) != vectorstore.HYBRID:
+        return None
+    # Fixed once per collection, so every chunk, old or new, is normalised against the same length.
+    if not info.get("bm25_average_length") and chunks:
+        texts = (c.embedding_text() for page in chunks.values() for c in page)
+        info["bm25_average_length"] = round(sparse.average_length(texts), 2)
+    return sparse.BM25Encoder(float(info.get("bm25_average_length") or 1.0))
+
+
 def _write(client: QdrantClient, collection: str, embeddings: Embeddings, found: sources.Collected,
            changed: list[str], hashes: dict[str, str], dirty: set[str], data: dict[str, Any], data_dir: Path,
            settings: Settings) -> int:
     """Embed and upsert changed pages batch by batch, recording each batch in the manifest once it is stored."""
     info = data["collections"][collection]
     chunks = {s: chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap) for s in changed}
-    vstore = vectorstore.store(client, collection, embeddings, validate=False)
+    vstore = vectorstore.store(client, collection, embeddings, validate=False, sparse=_sparse_encoder(info, chunks))
     total = sum(len(c) for c in chunks.values())
     done_docs, started = 0, time.perf_counter()
     with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:

@@ -14,6 +14,10 @@ from tools.errors import IndexMismatchError, IndexMissingError, StorageError
 # see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.
 CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.48}
 FALLBACK_THRESHOLD = 0.48
+# How candidates are fetched: "dense" (cosine neighbours) or "hybrid" (RRF of cosine and BM25 neighbours).
+# Indexes built before the choice existed have no "retrieval" entry and are dense.
+RETRIEVAL_MODES = ("dense", "hybrid")
+DEFAULT_RETRIEVAL = "hybrid"
 
 
 def manifest_path(data_dir: str | Path) -> Path:
@@ -57,6 +61,11 @@ def collection_info(data_dir: str | Path, collection: str, embedding_model: str)
             f"{embedding_model} is configured; re-ingest with --recreate or configure the same embedder"
         )
     return info
+
+
+def retrieval_mode(info: dict[str, Any]) -> str:
+    """Return how a collection's candidates are fetched."""
+    return str(info.get("retrieval", "dense"))
 
 
 def default_threshold(embedding_model: str) -> float:

@@ -10,10 +10,18 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import QdrantVectorStore
+from langchain_qdrant import QdrantVectorStore, RetrievalMode
 from qdrant_client import QdrantClient, models
 
 from tools.errors import RetrievalError, StorageError
+from tools.sparse import BM25Encoder
+
+DENSE, HYBRID = "dense", "hybrid"
+MODES = (DENSE, HYBRID)
+# The dense vector stays the collection's unnamed default in both modes, so a hybrid index is a dense
+# index plus one named sparse vector, and dense-only search is the same call for either.
+DENSE_VECTOR = ""
+SPARSE_VECTOR = "bm25"
 
 _clients: dict[str, QdrantClient] = {}
 _lock = threading.Lock()
@@ -55,11 +63,14 @@ def close_clients() -> None:
         _clients.clear()
 
 
-def ensure_collection(client: QdrantClient, name: str, dimension: int) -> None:
-    """Create the collection with cosine distance if it does not exist yet."""
+def ensure_collection(client: QdrantClient, name: str, dimension: int, *, mode: str = DENSE) -> None:
+    """Create the collection with cosine distance (plus BM25 sparse vectors in hybrid mode) if it does not exist."""
     if not client.collection_exists(name):
+        # IDF is left to Qdrant so it follows the collection as pages are added and removed.
+        sparse = {SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)} if mode == HYBRID else None
         client.create_collection(
-            name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+            name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
+            sparse_vectors_config=sparse,
         )
 
 
@@ -79,12 +90,16 @@ def fast_local_writes(client: QdrantClient, collection: str) -> None:
         storage.execute("PRAGMA synchronous=NORMAL")
 
 
-def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True) -> QdrantVectorStore:
-    """Wrap a collection as a LangChain vector store."""
+def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True,
+          sparse: BM25Encoder | None = None) -> QdrantVectorStore:
+    """Wrap a collection as a LangChain vector store; with a sparse encoder it writes both vectors."""
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
     # not on every query (the manifest has already checked the embedder and dimension).
+    mode = RetrievalMode.HYBRID if sparse else RetrievalMode.DENSE
     return QdrantVectorStore(client=client, collection_name=collection, embedding=embeddings,
-                             validate_embeddings=validate, validate_collection_config=validate)
+                             validate_embeddings=validate, validate_collection_config=validate,
+                             retrieval_mode=mode, vector_name=DENSE_VECTOR, sparse_vector_name=SPARSE_VECTOR,
+                             sparse_embedding=sparse)
 
 
 def delete_sources(client: QdrantClient, collection: str, sources: list[str]) -> None:
@@ -125,14 +140,45 @@ def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[s
 
 
 def search(
-    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int
+    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,
+    mode: str = DENSE, text: str = "",
 ) -> list[tuple[Document, float]]:
-    """Return the k nearest chunks to an already-embedded query, with cosine scores."""
+    """Return k chunks for an already-embedded query, with cosine scores; hybrid mode also matches `text`'s terms."""
     try:
+        if mode == HYBRID:
+            return _hybrid(client, collection, vector, text, k)
         vstore = store(client, collection, embeddings, validate=False)
         return vstore.similarity_search_with_score_by_vector(vector, k=k)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
+
+
+def _hybrid(
+    client: QdrantClient, collection: str, vector: list[float], text: str, k: int
+) -> list[tuple[Document, float]]:
+    """Pick k candidates by RRF of dense and BM25 neighbours, then score them by their dense cosine."""
+    # Not QdrantVectorStore's HYBRID search: it re-embeds the query (retrieve already did) and returns
+    # the RRF score, a rank-based number the gate cannot be calibrated on. The outer dense query
+    # re-scores the fused candidates in the same request, so each comes back with its cosine.
+    query = BM25Encoder().embed_query(text)
+    fused = models.Prefetch(
+        prefetch=[
+            models.Prefetch(query=vector, using=DENSE_VECTOR, limit=k),
+            models.Prefetch(query=models.SparseVector(indices=query.indices, values=query.values),
+                            using=SPARSE_VECTOR, limit=k),
+        ],
+        query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k,
+    )
+    points = client.query_points(collection, prefetch=fused, query=vector, using=DENSE_VECTOR, limit=k,
+                                 with_payload=True, with_vectors=False).points
+    return [(_document(p), p.score) for p in points]
+
+
+def _document(point: models.ScoredPoint) -> Document:
+    """Turn a returned point into the Document the LangChain store would have built."""
+    payload = point.payload or {}
+    metadata = {**(payload.get("metadata") or {}), "_id": point.id}
+    return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
 
 
 def iter_texts(client: QdrantClient, collection: str, batch: int = 1000) -> Iterator[str]:
