@@ -10,7 +10,7 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import QdrantVectorStore, RetrievalMode
+from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
 from qdrant_client import QdrantClient, models
 
 from tools.errors import RetrievalError, StorageError
@@ -145,8 +145,9 @@ def search(
 ) -> list[tuple[Document, float]]:
     """Return k chunks for an already-embedded query, with cosine scores; hybrid mode also matches `text`'s terms."""
     try:
-        if mode == HYBRID:
-            return _hybrid(client, collection, vector, text, k)
+        keywords = BM25Encoder().embed_query(text) if mode == HYBRID else None
+        if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
+            return _hybrid(client, collection, vector, keywords, k)
         vstore = store(client, collection, embeddings, validate=False)
         return vstore.similarity_search_with_score_by_vector(vector, k=k)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
@@ -154,17 +155,16 @@ def search(
 
 
 def _hybrid(
-    client: QdrantClient, collection: str, vector: list[float], text: str, k: int
+    client: QdrantClient, collection: str, vector: list[float], keywords: SparseVector, k: int
 ) -> list[tuple[Document, float]]:
     """Pick k candidates by RRF of dense and BM25 neighbours, then score them by their dense cosine."""
     # Not QdrantVectorStore's HYBRID search: it re-embeds the query (retrieve already did) and returns
     # the RRF score, a rank-based number the gate cannot be calibrated on. The outer dense query
     # re-scores the fused candidates in the same request, so each comes back with its cosine.
-    query = BM25Encoder().embed_query(text)
     fused = models.Prefetch(
         prefetch=[
             models.Prefetch(query=vector, using=DENSE_VECTOR, limit=k),
-            models.Prefetch(query=models.SparseVector(indices=query.indices, values=query.values),
+            models.Prefetch(query=models.SparseVector(indices=keywords.indices, values=keywords.values),
                             using=SPARSE_VECTOR, limit=k),
         ],
         query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k,

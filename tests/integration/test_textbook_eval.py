@@ -62,3 +62,19 @@ def test_short_acronym_questions_are_answered(textbook_dir: Path, question: str,
     answer = json.loads(result.stdout)
     assert answer["status"] == "grounded", answer["answer"]
     assert source in {c["source"] for c in answer["citations"]}
+
+
+
+@pytest.mark.parametrize(("question", "source", "heading"), [
+    ("What is NITROS?", "module-3/isaac-ros-pipelines.md", "Isaac ROS NITROS (NVIDIA Isaac Transport for ROS)"),
+    ("What is AMCL?", "module-3/nav2-navigation.md", "AMCL Configuration for NVIDIA Hardware"),
+    ("What is Xacro?", "module-1/urdf-robot-models.md", "Using Xacro for Complex URDFs"),
+])
+def test_acronyms_retrieve_and_cite_their_sections(textbook_dir: Path, question: str, source: str,
+                                                   heading: str) -> None:
+    # The default (hybrid) index: BM25 matches a term the embedder has never learned.
+    answer = json.loads(run_cli(textbook_dir, "ask", "--json", question).stdout)
+    assert source in [c["source"] for c in answer["retrieved"][:5]]
+    assert answer["status"] == "grounded", answer["answer"]
+    assert any(c["source"] == source and heading in c["heading_hierarchy"] for c in answer["citations"]), [
+        (c["source"], c["heading_hierarchy"]) for c in answer["citations"]]

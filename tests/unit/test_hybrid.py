@@ -123,3 +123,4 @@ def test_cli_switch_without_recreate_is_a_clear_error(tmp_path: Path, monkeypatc
     assert "uses dense retrieval, not hybrid; run ingest with --recreate" in capsys.readouterr().err
     assert main(["--data-dir", str(tmp_path / "data"), "config", "--json"]) == 0
     assert '"retrieval": "dense (stored with the index)"' in capsys.readouterr().out
+
