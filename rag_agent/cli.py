@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("questions", type=Path, nargs="+", help="JSON Lines: question, gold, expected")
         command.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
         command.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
+        command.add_argument("--retrieval", choices=["hybrid", "dense"], help="retrieval mode for --corpus")
         command.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")

@@ -124,3 +124,17 @@ def test_cli_switch_without_recreate_is_a_clear_error(tmp_path: Path, monkeypatc
     assert main(["--data-dir", str(tmp_path / "data"), "config", "--json"]) == 0
     assert '"retrieval": "dense (stored with the index)"' in capsys.readouterr().out
 
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_eval_builds_its_corpus_in_the_mode_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "q1", "question": "What is NITROS?", "gold": ["nitros.md"]}\n'
+                         '{"id": "q2", "question": "stock market prices", "expected": "NOT_FOUND"}\n')
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/64")
+    corpus = write_corpus(tmp_path / "docs")
+    argv = ["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus", str(corpus)]
+    assert main([*argv, "--retrieval", mode, "--json"]) == 0
+    assert f"{mode} retrieval" in capsys.readouterr().out
+    assert manifest.load(tmp_path / "data")["collections"]["eval-docs"]["retrieval"] == mode
