@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -154,7 +154,8 @@ def check_with_judge(answer: str, chunks: list[str], judge: BaseChatModel, lexic
         return check_lexical(answer, chunks, lexicon)
     parsed = reply.get("parsed") if isinstance(reply, dict) else None
     usage = getattr(reply.get("raw") if isinstance(reply, dict) else None, "usage_metadata", None) or {}
+    tokens = int(usage.get("total_tokens", 0))  # spent whether or not the verdict is usable
     if not isinstance(parsed, Judgement) or len(parsed.supported) != len(claims):
         log.warning("grounding judge reply unusable, using the lexical check: %r", reply)
-        return check_lexical(answer, chunks, lexicon)
-    return Check(claims, parsed.supported, "llm_judge", int(usage.get("total_tokens", 0)))
+        return replace(check_lexical(answer, chunks, lexicon), tokens=tokens)
+    return Check(claims, parsed.supported, "llm_judge", tokens)
