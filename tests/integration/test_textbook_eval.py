@@ -62,3 +62,21 @@ def test_short_acronym_questions_are_answered(textbook_dir: Path, question: str,
     answer = json.loads(result.stdout)
     assert answer["status"] == "grounded", answer["answer"]
     assert source in {c["source"] for c in answer["citations"]}
+
+
+def test_quoted_answers_are_fully_grounded(evaluation: tuple[dict, list[dict]]) -> None:
+    answered = [line for line in evaluation[1] if line["status"] == "grounded"]
+    assert answered and all(line["grounding"]["is_fully_grounded"] for line in answered)
+    assert all(line["grounding"] is None for line in evaluation[1] if line["status"] == "not_found")
+
+
+def test_confidence_is_calibrated(evaluation: tuple[dict, list[dict]]) -> None:
+    figures, lines = evaluation
+    assert all(0 <= line["confidence"] <= 1 for line in lines)
+    assert figures["confidence_ece"] <= 0.05 and figures["confidence_brier"] <= 0.02
+    # Higher confidence, more often right: the turns above 0.5 are mostly right, those below mostly not.
+    table = figures["reliability"]
+    high = [b for b in table if b["mean_confidence"] >= 0.5]
+    low = [b for b in table if b["mean_confidence"] < 0.5]
+    share = [sum(b["share_correct"] * b["count"] for b in part) / sum(b["count"] for b in part) for part in (low, high)]
+    assert share[0] < 0.05 and share[1] > 0.85

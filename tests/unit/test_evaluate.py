@@ -119,3 +119,37 @@ def test_format_curve_marks_the_choice() -> None:
     best = evaluate.best_threshold(curve)
     table = evaluate.format_curve(curve, best)
     assert "<- best" in table and table.splitlines()[0].startswith("threshold")
+
+
+def turn(expected: str, status: str, confidence: float | None, source: str, gold: list[str]) -> dict:
+    """A turn resting on `source`: cited when answered, best retrieved when refused."""
+    cited = [{"source": source, "chunk_id": "c0"}] if status == "grounded" else []
+    return {"expected": expected, "status": status, "gold": gold, "confidence": confidence,
+            "retrieved": [{"source": source, "score": 0.5}], "citations": cited}
+
+
+def test_confidence_calibration_matches_hand_computed_values() -> None:
+    records = [
+        turn("GROUNDED", "grounded", 0.9, "a.md", ["a.md"]),  # correct
+        turn("GROUNDED", "grounded", 0.85, "b.md", ["a.md"]),  # cites the wrong page
+        turn("NOT_FOUND", "not_found", 0.1, "b.md", []),  # out of scope: never "correct"
+        turn("GROUNDED", "not_found", 0.15, "a.md", ["a.md"]),  # refused, but the best section is right
+        turn("NOT_FOUND", "not_found", 0.12, "b.md", []),
+        turn("GROUNDED", "error", None, "a.md", ["a.md"]),  # no confidence: not scored
+    ]
+    figures = evaluate.calibration(records)
+    assert figures["reliability"] == [
+        {"bin": "0.1-0.2", "count": 3, "mean_confidence": 0.1233, "share_correct": 0.3333},
+        {"bin": "0.8-0.9", "count": 1, "mean_confidence": 0.85, "share_correct": 0.0},
+        {"bin": "0.9-1.0", "count": 1, "mean_confidence": 0.9, "share_correct": 1.0},
+    ]
+    # ECE = (3 × |1/3 − 0.37/3| + 1 × 0.85 + 1 × 0.1) / 5; Brier = mean squared gap to the 0/1 outcome.
+    assert figures["confidence_ece"] == pytest.approx((0.63 + 0.85 + 0.1) / 5, abs=1e-4)
+    assert figures["confidence_brier"] == pytest.approx((0.01 + 0.7225 + 0.01 + 0.7225 + 0.0144) / 5, abs=1e-4)
+
+
+def test_full_confidence_lands_in_the_top_bin_and_no_scores_give_no_figures() -> None:
+    table = evaluate.reliability([turn("GROUNDED", "grounded", 1.0, "a.md", ["a.md"])])
+    assert table == [{"bin": "0.9-1.0", "count": 1, "mean_confidence": 1.0, "share_correct": 1.0}]
+    assert evaluate.calibration([turn("GROUNDED", "error", None, "a.md", ["a.md"])]) == {
+        "confidence_ece": None, "confidence_brier": None, "reliability": []}
