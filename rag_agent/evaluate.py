@@ -130,6 +130,14 @@ def calibration(records: list[dict[str, Any]], bins: int = CONFIDENCE_BINS) -> d
     return {"confidence_ece": round(ece, 4), "confidence_brier": round(brier, 4), "reliability": rounded}
 
 
+def format_reliability(table: list[dict[str, Any]]) -> str:
+    """Render the reliability table: per confidence bin, the turns, their mean confidence and share correct."""
+    lines = ["confidence  turns  mean confidence  share correct"]
+    lines += [f"{row['bin']:>10}  {row['count']:5d}  {row['mean_confidence']:15.3f}  {row['share_correct']:13.3f}"
+              for row in table]
+    return "\n".join(lines)
+
+
 def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:
     """Return balanced accuracy of the score gate at each threshold, from the recorded top scores."""
     inscope = [r["top_score"] or 0.0 for r in records if r["expected"] == "GROUNDED"]

@@ -65,7 +65,8 @@ def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: 
     assert figures["hit_at_1"] == 1.0 and figures["count_out_of_scope"] == 1
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"]
-    assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status"} <= set(lines[0])
+    assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status", "confidence"} <= set(lines[0])
+    assert sum(row["count"] for row in figures["reliability"]) == 2 and figures["confidence_brier"] is not None
 
 
 def _toy_files(tmp_path: Path) -> tuple[Path, Path]:
@@ -153,3 +154,9 @@ def test_full_confidence_lands_in_the_top_bin_and_no_scores_give_no_figures() ->
     assert table == [{"bin": "0.9-1.0", "count": 1, "mean_confidence": 1.0, "share_correct": 1.0}]
     assert evaluate.calibration([turn("GROUNDED", "error", None, "a.md", ["a.md"])]) == {
         "confidence_ece": None, "confidence_brier": None, "reliability": []}
+
+
+def test_reliability_table_is_printed_one_bin_a_line() -> None:
+    text = evaluate.format_reliability([{"bin": "0.9-1.0", "count": 42, "mean_confidence": 0.97512,
+                                         "share_correct": 0.9524}])
+    assert text.splitlines()[1].split() == ["0.9-1.0", "42", "0.975", "0.952"]
