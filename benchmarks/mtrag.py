@@ -100,7 +100,7 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
             "task_id": task["task_id"], "collection": task["Collection"], "class": label,
             "turn_type": task["Multi-Turn"][0], "turn": final["turn"], "status": final["status"],
             "hit": hit_at_k(sources, final["gold"], 5) if label in ANSWER_CLASSES else None,
-            "top_score": final["top_score"], "question": final["question"],
+            "top_score": final["top_score"], "confidence": final["confidence"], "question": final["question"],
             "retrieval_query": final["retrieval_query"], "top_sources": sources[:5], "gold": final["gold"],
         })
     scored = list(finals.values())
@@ -123,7 +123,8 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
         "agent_turns": len(records),
         "prefix_turn_errors": sum(r["status"] == "error" for r in records if r["expected"] == PREFIX),
         "overall": {k: overall[k] for k in ("hit_at_5", "mrr_at_10", "false_abstention_rate", "abstention_recall",
-                                            "citation_validity", "errors", "latency_p50_ms", "latency_p95_ms")},
+                                            "citation_validity", "errors", "latency_p50_ms", "latency_p95_ms",
+                                            "confidence_ece", "confidence_brier", "reliability")},
         "by_class": aggregate(rows, "class"),
         "by_turn_type": by_turn_type,
         "by_collection": aggregate(rows, "collection"),
@@ -302,6 +303,9 @@ def render(result: dict[str, Any]) -> str:
         f"Score gate alone (ANSWERABLE+PARTIAL vs UNANSWERABLE, top score): balanced accuracy "
         f"{_f(at.get('balanced_accuracy'))} at {gate['threshold']}, best {_f(best['balanced_accuracy'])} "
         f"at {best['threshold']} (diagnostic only, the threshold is not changed)",
+        f"Confidence (correct = ANSWERABLE/PARTIAL and the cited or best passage is a reference): ECE "
+        f"{_f(o['confidence_ece'])}, Brier {_f(o['confidence_brier'])}; by bin (count, share correct): "
+        + ", ".join(f"{b['bin']} ({b['count']}, {_f(b['share_correct'])})" for b in o["reliability"]),
         "",
         f"### MTRAG rewrites: follow-up turns (turn > 1), {rw['agent_turns']} agent turns",
         "",

@@ -14,8 +14,11 @@ from graph.state import Chunk, Citation, State
 from nodes.prompts import CANARY, GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import EXTRACTIVE, chat_available, classify_failure, get_chat_model
 from tools.chunking import count_tokens
+from tools.confidence import confidence
 from tools.errors import LLMBadOutputError, LLMError
 from tools.extractive import extract_answer
+from tools.grounding import Check, check_lexical, check_with_judge
+from tools.lexical import load as load_lexicon
 
 log = logging.getLogger(__name__)
 _MARKER = re.compile(r"\[(\d{1,2})\]")
@@ -125,13 +128,31 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     answer, citations = cite(clean(raw, sources), sources)
     if not citations:
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
-    if not chat_available():
-        answer += EXTRACTIVE_NOTE
+    check = ground(answer, citations, sources, ctx)
+    if check.support == 0:  # nothing the sources say: not an answer (not-found reason "unsupported")
+        return {"citations": [], "grounding": check.report(), "model_used": model_used,
+                "tokens_used": tokens + check.tokens}
+    # A trailing note, so a streamed answer stays a prefix of the stored one.
+    answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE)
     return {
         "status": "grounded",
         "answer": answer,
         "citations": citations,
         "model_used": model_used,
-        "tokens_used": tokens,
+        "tokens_used": tokens + check.tokens,
+        "grounding": check.report(),
+        "confidence": confidence(state.get("top_score"), state.get("threshold"),
+                                 [_relevance(c) for c in retrieved], check.support),
         "messages": [AIMessage(answer)],
     }
+
+
+def ground(answer: str, citations: list[Citation], sources: list[Chunk], ctx: Context) -> Check:
+    """Check each answer sentence against the full text of the chunks it cites."""
+    full = {c["chunk_id"]: c["text"] for c in sources}  # citations keep only the first 500 characters
+    chunks = [full[c["chunk_id"]] for c in citations]
+    lexicon = load_lexicon(ctx.data_dir, ctx.collection)
+    if not chat_available():
+        return check_lexical(answer, chunks, lexicon)
+    judge = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=ctx.request_timeout)
+    return check_with_judge(answer, chunks, judge, lexicon)

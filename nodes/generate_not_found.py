@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from graph.state import Chunk, State
+from tools.confidence import confidence
 
 
 def nearest_sections(chunks: list[Chunk], limit: int = 3) -> list[str]:
@@ -26,5 +27,8 @@ def generate_not_found(state: State) -> dict[str, Any]:
     sections = nearest_sections(state.get("retrieved", []))
     if sections:
         answer += " The closest sections it covers are:\n" + "\n".join(f"- {s}" for s in sections)
+    # Confidence that the best section answers after all: low when refusing was right.
+    relevances = [c.get("relevance", c["score"]) for c in state.get("retrieved", [])]
     return {"status": "not_found", "grounded": False, "answer": answer, "citations": [],
+            "confidence": confidence(state.get("top_score"), state.get("threshold"), relevances),
             "messages": [AIMessage(answer)]}

@@ -232,7 +232,12 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
     figures["best_threshold"] = evaluate.best_threshold(evaluate.sweep(records))
     if args.report:
         args.report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    _print_figures(figures, args.json)
+    if args.json:
+        _print_figures(figures, True)
+        return EXIT_OK
+    table = figures.pop("reliability")
+    _print_figures(figures, False)
+    print(evaluate.format_reliability(table))
     return EXIT_OK
 
 

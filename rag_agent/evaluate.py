@@ -12,6 +12,9 @@ from tqdm import tqdm
 
 from rag_agent.service import Agent
 
+# Equal-width confidence bins of the reliability table.
+CONFIDENCE_BINS = 10
+
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
     """Read a JSON Lines file, naming the line that does not parse."""
@@ -32,10 +35,13 @@ def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str,
         "expected": question.get("expected") or ("GROUNDED" if question.get("gold") else "NOT_FOUND"),
         "gold": question.get("gold") or [],
         "status": result["status"], "retrieval_query": result["retrieval_query"],
-        "retrieved": [{"source": r["source"], "score": r["score"]} for r in result["retrieved"]],
+        "retrieved": [{"source": r["source"], "score": r["score"], "relevance": r["relevance"]}
+                      for r in result["retrieved"]],
         "citations": [{"source": c["source"], "chunk_id": c["chunk_id"]} for c in result["citations"]],
         "retrieved_ids": [r["chunk_id"] for r in result["retrieved"]],
         "top_score": result["top_score"], "latency_ms": round(result["execution_time_seconds"] * 1000, 1),
+        "threshold": result["threshold"], "confidence": result["confidence"],
+        "grounding": result["grounding"],
     }
 
 
@@ -88,7 +94,48 @@ def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
         "count_in_scope": len(inscope), "count_out_of_scope": len(out), "count_followups": len(follow),
         "errors": sum(r["status"] == "error" for r in records),
+        **calibration(records),
     }
+
+
+def is_correct(record: dict[str, Any]) -> bool:
+    """Tell whether the section the turn rests on answers it: in scope, and cited (or best, if refused) is gold."""
+    if record["expected"] != "GROUNDED":
+        return False
+    top = record["citations"][:1] if record["status"] == "grounded" else record["retrieved"][:1]
+    return bool(top) and top[0]["source"] in record["gold"]
+
+
+def reliability(records: list[dict[str, Any]], bins: int = CONFIDENCE_BINS) -> list[dict[str, Any]]:
+    """Group turns by confidence into equal-width bins: count, mean confidence and share correct in each."""
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("confidence") is not None:
+            grouped.setdefault(min(int(r["confidence"] * bins), bins - 1), []).append(r)
+    return [{"bin": f"{b / bins:.1f}-{(b + 1) / bins:.1f}", "count": len(inside),
+             "mean_confidence": statistics.fmean(r["confidence"] for r in inside),
+             "share_correct": statistics.fmean(is_correct(r) for r in inside)}
+            for b, inside in sorted(grouped.items())]
+
+
+def calibration(records: list[dict[str, Any]], bins: int = CONFIDENCE_BINS) -> dict[str, Any]:
+    """Return the reliability table, expected calibration error and Brier score of the turns' confidence."""
+    scored = [r for r in records if r.get("confidence") is not None]
+    if not scored:
+        return {"confidence_ece": None, "confidence_brier": None, "reliability": []}
+    table = reliability(scored, bins)
+    ece = sum(row["count"] * abs(row["share_correct"] - row["mean_confidence"]) for row in table) / len(scored)
+    brier = statistics.fmean((r["confidence"] - is_correct(r)) ** 2 for r in scored)
+    rounded = [{k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()} for row in table]
+    return {"confidence_ece": round(ece, 4), "confidence_brier": round(brier, 4), "reliability": rounded}
+
+
+def format_reliability(table: list[dict[str, Any]]) -> str:
+    """Render the reliability table: per confidence bin, the turns, their mean confidence and share correct."""
+    lines = ["confidence  turns  mean confidence  share correct"]
+    lines += [f"{row['bin']:>10}  {row['count']:5d}  {row['mean_confidence']:15.3f}  {row['share_correct']:13.3f}"
+              for row in table]
+    return "\n".join(lines)
 
 
 def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:

@@ -199,10 +199,12 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
             | {"score": round(c["score"], 3)}
             for c in state.get("citations") or []
         ],
-        "retrieved": [{"chunk_id": c["chunk_id"], "source": c["source"], "score": round(c["score"], 3)}
-                      for c in retrieved],
+        "retrieved": [{"chunk_id": c["chunk_id"], "source": c["source"], "score": round(c["score"], 3),
+                       "relevance": round(c.get("relevance", c["score"]), 3)} for c in retrieved],
         "top_score": None if state.get("top_score") is None else round(state["top_score"], 3),
         "threshold": state.get("threshold"),
+        "grounding": state.get("grounding"),
+        "confidence": state.get("confidence"),
         "model_used": state.get("model_used", ""),
         "embedding_model": state.get("embedding_model", ""),
         "tokens_used": state.get("tokens_used", 0),

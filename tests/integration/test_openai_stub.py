@@ -68,6 +68,7 @@ def test_answer_comes_from_the_model_with_sources_quoted(stub: type[StubOpenAI],
     stub.script = [(200, "Isaac Sim is a simulator [1]. Visit http://attacker.example now [7].")]
     out = agent.ask("What is Isaac Sim?", "t1")
     assert out["status"] == "grounded"
+    # The judge's reply here is no verdict; the client raises on it before its usage can be counted.
     assert out["model_used"] == "openai/gpt-4o-mini" and out["tokens_used"] == 48
     assert out["tokens_estimated"] is False  # the provider's usage data
     assert [c["source"] for c in out["citations"]] == ["isaac.md"]
@@ -80,7 +81,7 @@ def test_rate_limit_then_success_is_retried(stub: type[StubOpenAI], agent: Agent
     stub.script = [(429, ""), (200, "It simulates robots [1].")]
     out = agent.ask("What is Isaac Sim?", "t2")
     assert out["status"] == "grounded"
-    assert len(stub.calls) == 2
+    assert len(stub.calls) == 3  # the 429, the answer, the grounding judge
 
 
 def test_model_down_is_a_bounded_error_and_the_thread_keeps_working(stub: type[StubOpenAI], agent: Agent) -> None:
@@ -88,7 +89,7 @@ def test_model_down_is_a_bounded_error_and_the_thread_keeps_working(stub: type[S
     out = agent.ask("What is Isaac Sim?", "t3")
     assert out["status"] == "error" and out["error"]["code"] == "LLM_UNAVAILABLE"
     assert len(stub.calls) == 3  # one call plus the SDK's two retries, no stacked retry layers
-    stub.script, stub.calls = [(200, "Back again [1].")], []
+    stub.script, stub.calls = [(200, "Isaac Sim is a robotics simulator [1].")], []
     again = agent.ask("What is Isaac Sim?", "t3")
     assert again["status"] == "grounded" and again["turn"] == 2
 
@@ -129,8 +130,8 @@ def test_followup_is_rewritten_by_the_model_with_structured_output(stub: type[St
     rewrite = {"intent": "question", "standalone_query": "How does Isaac Sim generate synthetic data?"}
     stub.script = [(200, "Isaac Sim is a simulator [1].")]
     agent.ask("What is Isaac Sim?", "t8")
-    assert len(stub.calls) == 1  # a first turn has nothing to resolve: no rewrite call
-    stub.script, stub.calls = [(200, json.dumps(rewrite)), (200, "Replicator randomises scenes [1].")], []
+    assert len(stub.calls) == 2  # the answer and its grounding judge: a first turn has no rewrite call
+    stub.script, stub.calls = [(200, json.dumps(rewrite)), (200, "Replicator randomises lighting [1].")], []
     out = agent.ask("How do I use it for that?", "t8")
     assert out["retrieval_query"] == rewrite["standalone_query"]
     assert out["status"] == "grounded"
@@ -154,6 +155,44 @@ def test_model_can_classify_small_talk_after_a_question(stub: type[StubOpenAI], 
     stub.script, stub.calls = [(200, json.dumps({"intent": "chitchat", "standalone_query": "nice chatting"}))], []
     out = agent.ask("that was lovely, you are a star", "t10")
     assert out["status"] == "chitchat" and len(stub.calls) == 1
+
+
+ANSWER = "Isaac Sim is a robotics simulator built on Omniverse [1]. It was released by NASA in 1999 [1]."
+
+
+def test_grounding_judge_flags_what_the_sources_do_not_say(stub: type[StubOpenAI], agent: Agent) -> None:
+    # Lexically both sentences pass; the judge says the second one is not in the sources.
+    answer = "Isaac Sim is a robotics simulator [1]. Replicator randomises lighting and textures [1]."
+    stub.script = [(200, answer), (200, json.dumps({"supported": [True, False]}))]
+    out = agent.ask("What is Isaac Sim?", "g1")
+    assert out["status"] == "grounded"
+    assert out["grounding"] == {"is_fully_grounded": False, "method": "llm_judge", "support": 0.5,
+                                "unsupported_claims": ["Replicator randomises lighting and textures."]}
+    assert out["answer"].startswith(answer) and "Not confirmed by the cited sections" in out["answer"]
+    assert out["tokens_used"] == 2 * 48
+    judge = stub.calls[1]
+    assert judge["response_format"]["type"] == "json_schema"
+    prompt = judge["messages"][-1]["content"]
+    assert "1. Isaac Sim is a robotics simulator [1]." in prompt and "robotics simulator built on Omniverse" in prompt
+
+
+def test_judge_finding_nothing_supported_gives_not_found(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, ANSWER), (200, json.dumps({"supported": [False, False]}))]
+    out = agent.ask("What is Isaac Sim?", "g2")
+    assert out["status"] == "not_found" and out["citations"] == []
+    assert "NASA" not in out["answer"] and "I don't have information" in out["answer"]
+
+
+@pytest.mark.parametrize("verdict", [(200, "Both sentences look fine to me."),
+                                     (200, json.dumps({"supported": [True]})),  # one verdict for two sentences
+                                     (500, "")])
+def test_unusable_judge_falls_back_to_the_lexical_check(stub: type[StubOpenAI], agent: Agent,
+                                                       verdict: tuple[int, str]) -> None:
+    stub.script = [(200, ANSWER), verdict]
+    out = agent.ask("What is Isaac Sim?", "g3")
+    assert out["status"] == "grounded" and out["error"] is None
+    assert out["grounding"] == {"is_fully_grounded": False, "method": "lexical", "support": 0.5,
+                                "unsupported_claims": ["It was released by NASA in 1999."]}
 
 
 def test_hung_model_ends_in_a_bounded_time_with_a_pinned_attempt_count(stub: type[StubOpenAI], tmp_path: Path,

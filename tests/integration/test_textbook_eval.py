@@ -64,7 +64,6 @@ def test_short_acronym_questions_are_answered(textbook_dir: Path, question: str,
     assert source in {c["source"] for c in answer["citations"]}
 
 
-
 @pytest.mark.parametrize(("question", "source", "heading"), [
     ("What is NITROS?", "module-3/isaac-ros-pipelines.md", "Isaac ROS NITROS (NVIDIA Isaac Transport for ROS)"),
     ("What is AMCL?", "module-3/nav2-navigation.md", "AMCL Configuration for NVIDIA Hardware"),
@@ -78,3 +77,21 @@ def test_acronyms_retrieve_and_cite_their_sections(textbook_dir: Path, question:
     assert answer["status"] == "grounded", answer["answer"]
     assert any(c["source"] == source and heading in c["heading_hierarchy"] for c in answer["citations"]), [
         (c["source"], c["heading_hierarchy"]) for c in answer["citations"]]
+
+
+def test_quoted_answers_are_fully_grounded(evaluation: tuple[dict, list[dict]]) -> None:
+    answered = [line for line in evaluation[1] if line["status"] == "grounded"]
+    assert answered and all(line["grounding"]["is_fully_grounded"] for line in answered)
+    assert all(line["grounding"] is None for line in evaluation[1] if line["status"] == "not_found")
+
+
+def test_confidence_is_calibrated(evaluation: tuple[dict, list[dict]]) -> None:
+    figures, lines = evaluation
+    assert all(0 <= line["confidence"] <= 1 for line in lines)
+    assert figures["confidence_ece"] <= 0.05 and figures["confidence_brier"] <= 0.02
+    # Higher confidence, more often right: the turns above 0.5 are mostly right, those below mostly not.
+    table = figures["reliability"]
+    high = [b for b in table if b["mean_confidence"] >= 0.5]
+    low = [b for b in table if b["mean_confidence"] < 0.5]
+    share = [sum(b["share_correct"] * b["count"] for b in part) / sum(b["count"] for b in part) for part in (low, high)]
+    assert share[0] < 0.05 and share[1] > 0.85

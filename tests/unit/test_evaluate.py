@@ -65,7 +65,8 @@ def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: 
     assert figures["hit_at_1"] == 1.0 and figures["count_out_of_scope"] == 1
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"]
-    assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status"} <= set(lines[0])
+    assert {"retrieval_query", "retrieved", "citations", "latency_ms", "status", "confidence"} <= set(lines[0])
+    assert sum(row["count"] for row in figures["reliability"]) == 2 and figures["confidence_brier"] is not None
 
 
 def _toy_files(tmp_path: Path) -> tuple[Path, Path]:
@@ -119,3 +120,43 @@ def test_format_curve_marks_the_choice() -> None:
     best = evaluate.best_threshold(curve)
     table = evaluate.format_curve(curve, best)
     assert "<- best" in table and table.splitlines()[0].startswith("threshold")
+
+
+def turn(expected: str, status: str, confidence: float | None, source: str, gold: list[str]) -> dict:
+    """A turn resting on `source`: cited when answered, best retrieved when refused."""
+    cited = [{"source": source, "chunk_id": "c0"}] if status == "grounded" else []
+    return {"expected": expected, "status": status, "gold": gold, "confidence": confidence,
+            "retrieved": [{"source": source, "score": 0.5}], "citations": cited}
+
+
+def test_confidence_calibration_matches_hand_computed_values() -> None:
+    records = [
+        turn("GROUNDED", "grounded", 0.9, "a.md", ["a.md"]),  # correct
+        turn("GROUNDED", "grounded", 0.85, "b.md", ["a.md"]),  # cites the wrong page
+        turn("NOT_FOUND", "not_found", 0.1, "b.md", []),  # out of scope: never "correct"
+        turn("GROUNDED", "not_found", 0.15, "a.md", ["a.md"]),  # refused, but the best section is right
+        turn("NOT_FOUND", "not_found", 0.12, "b.md", []),
+        turn("GROUNDED", "error", None, "a.md", ["a.md"]),  # no confidence: not scored
+    ]
+    figures = evaluate.calibration(records)
+    assert figures["reliability"] == [
+        {"bin": "0.1-0.2", "count": 3, "mean_confidence": 0.1233, "share_correct": 0.3333},
+        {"bin": "0.8-0.9", "count": 1, "mean_confidence": 0.85, "share_correct": 0.0},
+        {"bin": "0.9-1.0", "count": 1, "mean_confidence": 0.9, "share_correct": 1.0},
+    ]
+    # ECE = (3 × |1/3 − 0.37/3| + 1 × 0.85 + 1 × 0.1) / 5; Brier = mean squared gap to the 0/1 outcome.
+    assert figures["confidence_ece"] == pytest.approx((0.63 + 0.85 + 0.1) / 5, abs=1e-4)
+    assert figures["confidence_brier"] == pytest.approx((0.01 + 0.7225 + 0.01 + 0.7225 + 0.0144) / 5, abs=1e-4)
+
+
+def test_full_confidence_lands_in_the_top_bin_and_no_scores_give_no_figures() -> None:
+    table = evaluate.reliability([turn("GROUNDED", "grounded", 1.0, "a.md", ["a.md"])])
+    assert table == [{"bin": "0.9-1.0", "count": 1, "mean_confidence": 1.0, "share_correct": 1.0}]
+    assert evaluate.calibration([turn("GROUNDED", "error", None, "a.md", ["a.md"])]) == {
+        "confidence_ece": None, "confidence_brier": None, "reliability": []}
+
+
+def test_reliability_table_is_printed_one_bin_a_line() -> None:
+    text = evaluate.format_reliability([{"bin": "0.9-1.0", "count": 42, "mean_confidence": 0.97512,
+                                         "share_correct": 0.9524}])
+    assert text.splitlines()[1].split() == ["0.9-1.0", "42", "0.975", "0.952"]

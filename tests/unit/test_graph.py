@@ -273,7 +273,7 @@ def chat_reply(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
 
 
 def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], None]) -> None:
-    chat_reply("Answer [1] and bogus [9] see http://evil.example")
+    chat_reply("Knead the dough for ten minutes [1] [9], as http://evil.example says")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "grounded"
     assert [c["index"] for c in state["citations"]] == [1]

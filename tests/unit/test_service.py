@@ -16,7 +16,7 @@ from tools.errors import InvalidInputError, StorageError
 DOCUMENTED_KEYS = {
     "thread_id", "turn", "status", "answer", "grounded", "retrieval_query", "citations", "retrieved",
     "top_score", "threshold", "model_used", "embedding_model", "tokens_used", "tokens_estimated",
-    "execution_time_seconds", "error",
+    "execution_time_seconds", "error", "grounding", "confidence",
 }
 CITATION_KEYS = {"index", "chunk_id", "source", "source_url", "title", "heading_hierarchy", "text", "score"}
 BREAD_QUESTION = "How long should I knead bread dough?"
@@ -41,7 +41,11 @@ def test_grounded_response_values(agent: Agent) -> None:
     assert response["retrieval_query"] == BREAD_QUESTION
     assert response["citations"][0]["source"] == "baking.md"
     assert set(response["citations"][0]) == CITATION_KEYS
-    assert set(response["retrieved"][0]) == {"chunk_id", "source", "score"}
+    assert set(response["retrieved"][0]) == {"chunk_id", "source", "score", "relevance"}
+    # The offline answer quotes the documentation, so every sentence is supported.
+    assert response["grounding"] == {"is_fully_grounded": True, "unsupported_claims": [], "support": 1.0,
+                                     "method": "lexical"}
+    assert 0.5 < response["confidence"] <= 1
     assert response["top_score"] >= response["retrieved"][0]["score"]
     assert response["threshold"] == 0.2
     assert response["embedding_model"] == "hash/256"
@@ -98,6 +102,7 @@ def test_error_response_shape(agent: Agent) -> None:
     assert response["error"]["code"] == "INVALID_INPUT"
     assert set(response["error"]) == {"code", "message"}
     assert response["citations"] == [] and response["retrieved"] == []
+    assert response["grounding"] is None and response["confidence"] is None
 
 
 def test_missing_index_response(tmp_path: Path) -> None:
