@@ -24,6 +24,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_tokens": (1, 4096),
     "max_history": (2, 100),
     "max_question_chars": (1, 10_000),
+    "turn_timeout": (1.0, 600.0),
 }
 
 
@@ -59,6 +60,10 @@ class Context:
     )
     max_question_chars: int = field(default=1000, metadata={"description": "Longest question accepted."})
     request_timeout: float = field(default=30.0, metadata={"description": "Seconds per model call."})
+    turn_timeout: float = field(
+        default=60.0,
+        metadata={"description": "Seconds a whole turn may take (1-600); each call gets what is left of it."},
+    )
 
     def __post_init__(self) -> None:
         """Reject values outside their documented ranges."""

@@ -11,10 +11,12 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, Citation, State
-from nodes.prompts import CANARY, GROUNDED_SYSTEM, format_sources, grounded_user_message
-from tools.chat import EXTRACTIVE, chat_available, classify_failure, get_chat_model
+from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
+from nodes.budget import call_timeout, remaining
+from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
+from tools.chat import CHAT_RETRIES, EXTRACTIVE, chat_available, classify_failure, get_chat_model
 from tools.chunking import count_tokens
-from tools.errors import LLMBadOutputError, LLMError
+from tools.errors import AgentError, LLMBadOutputError
 from tools.extractive import extract_answer
 
 log = logging.getLogger(__name__)
@@ -84,25 +86,28 @@ def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     return answer, tokens
 
 
-def _llm(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
-    """Ask the chat model for a grounded answer; failures are raised as classified LLMErrors."""
-    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
-                           timeout=ctx.request_timeout)
+def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str, list[Citation], int]:
+    """Stream a grounded answer from the chat model, emitting each cleaned sentence as it completes."""
+    attempts = CHAT_RETRIES + 1
+    timeout = call_timeout(ctx, attempts)
+    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
+    prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
+    stream, tokens = AnswerStream(chunks, clean, emit), 0
     try:
-        # Raw tokens could carry what hygiene removes (foreign URLs, HTML, a leaked prompt), so they are
-        # not streamed; a `messages` stream receives the cleaned answer when the node returns.
-        reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))],
-                             config={"tags": ["nostream"]})
+        # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
+        for piece in model.stream(prompt, config={"tags": ["nostream"]}):
+            remaining(ctx)  # a server that drips tokens forever still ends with the turn
+            tokens += piece.usage_metadata["total_tokens"] if piece.usage_metadata else 0
+            stream.feed(piece.content if isinstance(piece.content, str) else "")
+    except AgentError:  # a leaked canary or the turn's deadline: already a typed failure
+        raise
     except Exception as exc:  # the SDK has already retried what is retryable
-        raise classify_failure(exc, ctx.chat_model, ctx.request_timeout) from exc
-    usage = getattr(reply, "usage_metadata", None) or {}
-    text = reply.content if isinstance(reply.content, str) else ""
-    if CANARY in text:
-        raise LLMBadOutputError("the model's reply repeated its hidden instructions and was withheld")
-    if not text.strip():
+        raise classify_failure(exc, ctx.chat_model, timeout) from exc
+    if not stream.raw.strip():
         raise LLMBadOutputError("the model returned an empty reply")
-    return ("" if text.strip() == "NOT_FOUND" else text), int(usage.get("total_tokens", 0))
+    answer, citations = stream.finish()
+    return answer, citations, tokens
 
 
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -112,21 +117,25 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     # Chunks arrive in ranked order; quote those ranked about as high as the first one.
     top = _relevance(retrieved[0]) if retrieved else 0.0
     query = state.get("retrieval_query", "")
+    streamed = StreamedAnswer(runtime.stream_writer)
     if chat_available():
         try:
-            raw, tokens = _llm(query, retrieved, ctx)
-        except LLMError as exc:
+            answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
+        except AgentError as exc:
             log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
+            streamed.settle("")  # take back sentences streamed before the failure
             return {"error": {"code": exc.code, "message": exc.message, "node": "generate_grounded"}}
-        sources, model_used = retrieved, ctx.chat_model
+        model_used = ctx.chat_model
     else:
         sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
         (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
-    answer, citations = cite(clean(raw, sources), sources)
+        answer, citations = cite(clean(raw, sources), sources)
+        if citations:
+            answer += EXTRACTIVE_NOTE
     if not citations:
+        streamed.settle("")  # the turn falls to not-found: take back what was streamed
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
-    if not chat_available():
-        answer += EXTRACTIVE_NOTE
+    streamed.settle(answer)
     return {
         "status": "grounded",
         "answer": answer,
@@ -135,3 +144,4 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "tokens_used": tokens,
         "messages": [AIMessage(answer)],
     }
+

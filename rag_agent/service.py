@@ -17,6 +17,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from nodes.answer_stream import StreamedAnswer
+from nodes.budget import DEADLINE_KEY, new_deadline
 from nodes.classify import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from rag_agent.sessions import format_idle, list_sessions, session
@@ -97,10 +99,12 @@ class Agent:
         with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
             yield
 
-    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]]) -> dict[str, Any]:
+    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]],
+              relay: StreamedAnswer | None = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start = time.perf_counter()
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        # The deadline belongs to this invocation, not to the thread: a resumed turn starts a new one.
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, DEADLINE_KEY: new_deadline(self.context)}}
         try:
             check_thread_id(thread_id)
             with self._exclusive(thread_id):
@@ -110,27 +114,52 @@ class Agent:
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
+        if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
+            relay.settle(state.get("answer", ""))
         return response(state, thread_id, time.perf_counter() - start)
 
-    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the response object the CLI prints with --json."""
+    def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
+             relay: StreamedAnswer | None) -> dict[str, Any]:
+        """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
+        # "sync": every finished node is checkpointed before the next starts, so a turn killed
+        # midway can be resumed from the last finished node instead of redoing the whole turn.
+        if relay is None:
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            return state
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+                                             stream_mode=["custom", "values"]):
+            if mode == "values" and isinstance(chunk, dict):
+                state = chunk
+            elif isinstance(chunk, dict):
+                relay(chunk)
+        return state
+
+    def ask(self, question: Any, thread_id: str | None = None,
+            on_answer: Callable[[dict[str, str]], None] | None = None) -> dict[str, Any]:
+        """Run one turn and return the response object the CLI prints with --json.
+
+        Args:
+            question: the user's message.
+            thread_id: the conversation to continue (default: a new one).
+            on_answer: called with each answer event as it is produced: `{"answer_delta": text}` to
+                append, `{"answer_replace": text}` to show instead of everything so far.
+
+        """
         thread_id = thread_id or uuid.uuid4().hex
+        relay = StreamedAnswer(on_answer) if on_answer else None
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not isinstance(question, str):
                 raise InvalidInputError("the question must be plain text")
-            expired = self._expire(thread_id)
-            # "sync": every finished node is checkpointed before the next starts, so a turn killed
-            # midway can be resumed from the last finished node instead of redoing the whole turn.
-            state: dict[str, Any] = self.graph.invoke(
-                {"messages": [HumanMessage(content=question)]}, config, context=self.context, durability="sync"
-            )
-            if expired and self.session_ttl is not None:
-                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
-                state = {**state, "answer": f"{note}\n\n{state.get('answer', '')}"}
-            return state
+            note = ""
+            if self._expire(thread_id) and self.session_ttl is not None:
+                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
+                if relay is not None:
+                    relay({"answer_delta": note})
+            state = self._run({"messages": [HumanMessage(content=question)]}, config, relay)
+            return {**state, "answer": note + state.get("answer", "")} if note else state
 
-        return self._turn(thread_id, work)
+        return self._turn(thread_id, work, relay)
 
     def _expire(self, thread_id: str) -> bool:
         """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
@@ -148,8 +177,7 @@ class Agent:
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:
                 raise InvalidInputError(f"thread {thread_id} has no unfinished turn to resume")
-            state: dict[str, Any] = self.graph.invoke(None, config, context=self.context, durability="sync")
-            return state
+            return self._run(None, config, None)
 
         return self._turn(thread_id, work)
 

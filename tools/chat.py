@@ -9,6 +9,8 @@ from langchain_core.language_models import BaseChatModel
 from tools.errors import LLMError, LLMRateLimitedError
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
+# The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.
+CHAT_RETRIES = 2
 
 
 def chat_available() -> bool:
@@ -29,13 +31,17 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
         temperature=temperature,
         max_completion_tokens=max_tokens,
         timeout=timeout,
-        max_retries=2,
+        max_retries=CHAT_RETRIES,
         base_url=os.environ.get("OPENAI_BASE_URL") or None,
+        # Usage arrives in a last stream chunk only when asked for (langchain-openai asks on its own
+        # only for api.openai.com); tokens_used needs it from any compatible server.
+        stream_usage=True,
     )
 
 
 def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
     """Name the cause of a failed chat call in words a user can act on."""
+    import httpx
     import openai
 
     if isinstance(exc, LLMError):
@@ -54,6 +60,8 @@ def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
         return LLMError(f"the chat service did not answer within {timeout:g} s")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError("cannot reach the chat service")
+    if isinstance(exc, httpx.TransportError):  # raised while reading a stream, after the SDK's retries
+        return LLMError("the chat service dropped the connection in the middle of its answer")
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"the chat service failed (HTTP {exc.status_code})")
     return LLMError(f"the language model is unavailable ({type(exc).__name__})")

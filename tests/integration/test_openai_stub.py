@@ -15,7 +15,7 @@ from graph.builder import compile_graph
 from graph.context import Context
 from nodes.prompts import CANARY
 from rag_agent.service import Agent, open_checkpointer
-from tests.integration.stub_server import JSONStub, serve
+from tests.integration.stub_server import JSONStub, Raw, serve
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -24,23 +24,53 @@ PAGE = ("# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built o
         "## Replicator\n\nReplicator generates synthetic data by randomising lighting and textures.\n")
 
 
-class StubOpenAI(JSONStub):
-    """Replies to chat completions from a script: a list of (status, content) pairs, last one repeats."""
+HTML_502 = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+USAGE = {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}
 
-    script: list[tuple[int, str]] = []
+
+def sse(body: dict, content: str) -> bytes:
+    """The content as an OpenAI event stream: one chunk per word, a finish chunk, usage, [DONE]."""
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    words = [w + " " for w in content.split(" ")]
+    events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": w}) for w in words]
+    events.append(chunk({}, "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                       "choices": [], "usage": USAGE})
+    return b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
+
+
+class StubOpenAI(JSONStub):
+    """Replies to chat completions from a script of (status, content[, kind]); the last one repeats.
+
+    kind: "cut" hangs up halfway through the stream, "html" sends an HTML error page, "malformed"
+    sends a JSON body that breaks off.
+    """
+
+    script: list[tuple] = []
     calls: list[dict] = []
     delay = 0.0
 
-    def reply(self, body: dict) -> tuple[int, dict]:
+    def reply(self, body: dict) -> tuple[int, dict | Raw]:
         type(self).calls.append(body)
         time.sleep(self.delay)  # a hung service: longer than the client's timeout
-        status, content = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
+        status, content, *kind = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
+        if kind == ["html"]:
+            return status, Raw(HTML_502, "text/html")
+        if kind == ["malformed"]:
+            return status, Raw(b'{"id": "c1", "choices": [{"index": 0, "message": {"role": "assis')
         if status != 200:
             return status, {"error": {"message": "stub failure", "type": "server_error"}}
+        if body.get("stream"):
+            data = sse(body, content)
+            return 200, Raw(data, "text/event-stream", len(data) // 2 if kind == ["cut"] else None)
         return 200, {
             "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+            "usage": USAGE,
         }
 
 
