@@ -11,8 +11,9 @@ from nodes.prompts import CANARY
 from tools.errors import LLMBadOutputError
 
 # A sentence ends at . ! or ? (with the [n] markers that cite it) followed by whitespace, or at a
-# line break. Only whole sentences are cleaned, so a URL or tag is never cut in half.
-_BOUNDARY = re.compile(r"(?:[.!?](?:\s?\[\d{1,2}\])*|\n)(\s+)")
+# line break; the whitespace must be complete (text follows it). Only whole sentences are cleaned,
+# so a URL or a tag is never cut in half.
+_BOUNDARY = re.compile(r"(?:[.!?](?:\s?\[\d{1,2}\])*(\s+)|(\s*\n\s*))(?=\S)")
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 LEAKED = "the model's reply repeated its hidden instructions and was withheld"
 NOT_FOUND = "NOT_FOUND"  # the prompt's reply for "the sources do not answer this"
@@ -49,7 +50,8 @@ class AnswerStream:
         if self._may_be_not_found():
             return
         for match in _BOUNDARY.finditer(self.raw, self.done):
-            self._sentence(self.raw[self.done:match.start(1)], match.group(1))
+            gap = match.lastindex or 0
+            self._sentence(self.raw[self.done:match.start(gap)], match.group(gap))
             self.done = match.end()
 
     def finish(self) -> tuple[str, list[Citation]]:
@@ -85,7 +87,7 @@ class AnswerStream:
             return  # nothing survived hygiene: keep the gap owed by the previous sentence
         delta = (self.gap if self.text else "") + text
         self.text += delta
-        self.gap = gap
+        self.gap = re.sub(r"[ \t]{2,}", " ", gap)  # as clean() collapses runs of spaces
         self.emit({"answer_delta": delta})
 
 

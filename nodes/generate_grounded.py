@@ -103,7 +103,7 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     except AgentError:  # a leaked canary or the turn's deadline: already a typed failure
         raise
     except Exception as exc:  # the SDK has already retried what is retryable
-        raise classify_failure(exc, ctx.chat_model, timeout) from exc
+        raise classify_failure(exc, ctx.chat_model, timeout, midway=bool(stream.raw)) from exc
     if not stream.raw.strip():
         raise LLMBadOutputError("the model returned an empty reply")
     answer, citations = stream.finish()

@@ -6,7 +6,7 @@ import os
 
 from langchain_core.language_models import BaseChatModel
 
-from tools.errors import LLMError, LLMRateLimitedError
+from tools.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
 # The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.
@@ -39,9 +39,8 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
     )
 
 
-def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
-    """Name the cause of a failed chat call in words a user can act on."""
-    import httpx
+def classify_failure(exc: Exception, model: str, timeout: float, *, midway: bool = False) -> LLMError:
+    """Name the cause of a failed chat call in words a user can act on (`midway`: after tokens arrived)."""
     import openai
 
     if isinstance(exc, LLMError):
@@ -56,12 +55,14 @@ def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
         return LLMError(f"the chat service does not know the model {model}")
     if isinstance(exc, openai.BadRequestError):
         return LLMError("the chat service rejected the request as invalid")
+    if midway and isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+        return LLMError("the chat service dropped the connection in the middle of its answer")
     if isinstance(exc, openai.APITimeoutError):
         return LLMError(f"the chat service did not answer within {timeout:g} s")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError("cannot reach the chat service")
-    if isinstance(exc, httpx.TransportError):  # raised while reading a stream, after the SDK's retries
-        return LLMError("the chat service dropped the connection in the middle of its answer")
+    if isinstance(exc, ValueError):  # a JSON body or stream event that does not parse
+        return LLMBadOutputError("the chat service sent a reply that could not be read")
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"the chat service failed (HTTP {exc.status_code})")
     return LLMError(f"the language model is unavailable ({type(exc).__name__})")

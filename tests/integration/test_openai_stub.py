@@ -60,6 +60,8 @@ class StubOpenAI(JSONStub):
         status, content, *kind = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
         if kind == ["html"]:
             return status, Raw(HTML_502, "text/html")
+        if kind == ["malformed"] and body.get("stream"):
+            return status, Raw(b'data: {"id": "c1", "choices": [{"index": 0, "delta": {"con\n\n', "text/event-stream")
         if kind == ["malformed"]:
             return status, Raw(b'{"id": "c1", "choices": [{"index": 0, "message": {"role": "assis')
         if status != 200:
@@ -240,3 +242,74 @@ def test_cli_against_the_stub_answers_then_fails_cleanly_when_it_is_down(stub: t
     assert len(stub.calls) == 3 and time.perf_counter() - start < 60  # CLI start-up included
     saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "c2"}})
     assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]
+
+
+# --- streaming: what arrives while the model writes, and streams that break -----------------------------
+
+
+def shown(events: list[dict[str, str]]) -> str:
+    """Apply answer events the way a client shows them."""
+    text = ""
+    for event in events:
+        text = event["answer_replace"] if "answer_replace" in event else text + event["answer_delta"]
+    return text
+
+
+def test_streamed_deltas_add_up_to_the_stored_answer(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1]. See http://attacker.example/x [5]. It makes data [1].")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s1", on_answer=events.append)
+    assert stub.calls[0]["stream"] is True and stub.calls[0]["stream_options"] == {"include_usage": True}
+    assert len(events) == 3 and "".join(e["answer_delta"] for e in events) == out["answer"]
+    assert "attacker" not in out["answer"] and out["tokens_used"] == 48  # usage from the stream's last chunk
+
+
+def test_cut_stream_is_an_outage_and_the_next_turn_works(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a robotics simulator built on Omniverse [1]. " * 4, "cut")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s2", on_answer=events.append)
+    assert out["error"]["code"] == "LLM_UNAVAILABLE" and "dropped the connection" in out["answer"]
+    assert events[0] == {"answer_delta": "Isaac Sim is a robotics simulator built on Omniverse [1]."}
+    assert shown(events) == out["answer"]  # what was streamed before the cut is replaced by the error
+    assert len(stub.calls) == 1  # the SDK does not retry once the stream has started
+    stub.script, stub.calls = [(200, "Back again [1].")], []
+    assert agent.ask("What is Isaac Sim?", "s2")["status"] == "grounded"
+    messages = agent.graph.get_state({"configurable": {"thread_id": "s2"}}).values["messages"]
+    assert [m.type for m in messages] == ["human", "ai", "human", "ai"]
+
+
+def test_streaming_rate_limit_then_success_is_retried_once(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(429, ""), (200, "It simulates robots [1].")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s3", on_answer=events.append)
+    assert out["status"] == "grounded" and "".join(e["answer_delta"] for e in events) == out["answer"]
+    assert len(stub.calls) == 2 and all(c["stream"] for c in stub.calls)
+
+
+def test_html_error_page_is_a_clear_outage_without_html(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(502, "", "html")]
+    out = agent.ask("What is Isaac Sim?", "s4")
+    assert out["error"]["code"] == "LLM_UNAVAILABLE" and "HTTP 502" in out["error"]["message"]
+    assert "<" not in out["answer"] and "nginx" not in out["answer"]
+    assert len(stub.calls) == 3
+
+
+def test_malformed_stream_is_bad_output(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "", "malformed")]
+    out = agent.ask("What is Isaac Sim?", "s5")
+    assert out["error"]["code"] == "LLM_BAD_OUTPUT" and "could not be read" in out["answer"]
+    assert "{" not in out["error"]["message"]
+
+
+def test_malformed_classification_body_falls_back_to_the_heuristic(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1].")]
+    agent.ask("What is Isaac Sim?", "s6")
+    stub.script, stub.calls = [(200, "", "malformed"), (200, "It does [1].")], []
+    out = agent.ask("How do I use it for synthetic data?", "s6")
+    assert out["retrieval_query"] == "How do I use Isaac Sim for synthetic data?" and out["status"] == "grounded"
+
+
+def test_empty_completion_is_bad_output(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "")]
+    out = agent.ask("What is Isaac Sim?", "s7")
+    assert out["error"]["code"] == "LLM_BAD_OUTPUT" and "empty reply" in out["answer"]
