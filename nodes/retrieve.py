@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, State
+from nodes.budget import remaining
 from tools import lexical, manifest, ranking, vectorstore
 from tools.embeddings import get_embeddings, resolve_name
 from tools.errors import AgentError, EmbeddingError
@@ -33,11 +34,13 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         info = manifest.collection_info(ctx.data_dir, ctx.collection, name)
         embeddings = get_embeddings(name)
+        remaining(ctx)  # a turn out of time does not start another network call
         try:
             vector = embeddings.embed_query(state["retrieval_query"])
         except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
             raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
         client = vectorstore.open_client(ctx.data_dir)
+        remaining(ctx)
         hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k))
         terms = lexical.load(ctx.data_dir, ctx.collection)
         if terms is None:  # an index built before term statistics existed: count them once now

@@ -9,7 +9,8 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, tri
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from tools.chat import get_chat_model
+from nodes.budget import call_timeout
+from tools.chat import CHAT_RETRIES, get_chat_model
 from tools.chunking import count_tokens
 
 log = logging.getLogger(__name__)
@@ -43,15 +44,17 @@ def _history_text(history: list[AnyMessage]) -> str:
 
 def llm_rewrite(history: list[AnyMessage], message: str, ctx: Context) -> Rewrite | None:
     """Ask the chat model for the intent and standalone query; None when its reply is unusable."""
-    model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=ctx.request_timeout)
     prompt = [SystemMessage(REWRITE_SYSTEM),
               HumanMessage(f"Conversation:\n{_history_text(history)}\n\nLatest message: {message}")]
     try:
+        # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
+        timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1))
+        model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
         # The rewrite is internal: its tokens must never reach a `messages` stream.
         result = model.with_structured_output(Rewrite, method="json_schema").invoke(
             prompt, config={"tags": ["nostream"]}
         )
-    except Exception as exc:  # malformed JSON, a schema violation or an outage: fall back, never fail
+    except Exception as exc:  # malformed JSON, a schema violation, an outage, no time left: fall back
         log.warning("LLM rewrite unusable, using the offline heuristic: %r", exc)
         return None
     return result if isinstance(result, Rewrite) else None

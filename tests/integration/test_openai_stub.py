@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -313,3 +314,28 @@ def test_empty_completion_is_bad_output(stub: type[StubOpenAI], agent: Agent) ->
     stub.script = [(200, "")]
     out = agent.ask("What is Isaac Sim?", "s7")
     assert out["error"]["code"] == "LLM_BAD_OUTPUT" and "empty reply" in out["answer"]
+
+
+def test_cli_with_the_chat_service_down_exits_1_quickly_and_keeps_the_question(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "isaac.md").write_text(PAGE)
+    data = tmp_path / "cli-data"
+    ingest_folder(tmp_path / "docs", data_dir=data, collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    vectorstore.close_clients()
+    env = {k: v for k, v in os.environ.items() if k != "COHERE_API_KEY"}
+    env |= {"RAG_AGENT_DATA_DIR": str(data), "RAG_AGENT_EMBEDDING_MODEL": "hash/256", "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    start = time.perf_counter()
+    down = subprocess.run([str(Path(sys.executable).with_name("rag-agent")), "ask", "--threshold", "0.1", "--thread",
+                           "d1", "What is Isaac Sim?"], capture_output=True, text=True, env=env, timeout=120)
+    elapsed = time.perf_counter() - start
+    assert down.returncode == 1 and elapsed < 20, (down.returncode, elapsed)  # CLI start-up included
+    assert "cannot reach the chat service" in down.stdout and "LLM_UNAVAILABLE" in down.stdout
+    assert "Traceback" not in down.stdout + down.stderr
+    saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "d1"}})
+    assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]
