@@ -16,6 +16,15 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
 
+def _env_seconds(name: str, default: float) -> float:
+    """Read a duration in seconds from the environment, naming the variable when it is not a number."""
+    raw = os.environ.get(name)
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of seconds, got {raw!r}") from None
+
+
 # (low, high) inclusive; None in threshold means "use the value calibrated for the index".
 _RANGES: dict[str, tuple[float, float]] = {
     "top_k": (1, 20),
@@ -60,8 +69,9 @@ class Context:
     )
     max_question_chars: int = field(default=1000, metadata={"description": "Longest question accepted."})
     request_timeout: float = field(default=30.0, metadata={"description": "Seconds per model call."})
+    # A hung service ends the turn after about this long; a slow local model (Ollama on a CPU) may need more.
     turn_timeout: float = field(
-        default=60.0,
+        default_factory=lambda: _env_seconds("RAG_AGENT_TURN_TIMEOUT", 60.0),
         metadata={"description": "Seconds a whole turn may take (1-600); each call gets what is left of it."},
     )
 

@@ -58,7 +58,7 @@ def classify_failure(exc: Exception, model: str, timeout: float, *, midway: bool
     if midway and isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
         return LLMError("the chat service dropped the connection in the middle of its answer")
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"the chat service did not answer within {timeout:g} s")
+        return LLMError(f"the chat service did not answer within {timeout:.3g} s")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError("cannot reach the chat service")
     if isinstance(exc, ValueError):  # a JSON body or stream event that does not parse

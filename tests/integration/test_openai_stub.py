@@ -330,12 +330,13 @@ def test_cli_with_the_chat_service_down_exits_1_quickly_and_keeps_the_question(
     env = {k: v for k, v in os.environ.items() if k != "COHERE_API_KEY"}
     env |= {"RAG_AGENT_DATA_DIR": str(data), "RAG_AGENT_EMBEDDING_MODEL": "hash/256", "OPENAI_API_KEY": "sk-test",
             "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
-    start = time.perf_counter()
-    down = subprocess.run([str(Path(sys.executable).with_name("rag-agent")), "ask", "--threshold", "0.1", "--thread",
-                           "d1", "What is Isaac Sim?"], capture_output=True, text=True, env=env, timeout=120)
-    elapsed = time.perf_counter() - start
-    assert down.returncode == 1 and elapsed < 20, (down.returncode, elapsed)  # CLI start-up included
-    assert "cannot reach the chat service" in down.stdout and "LLM_UNAVAILABLE" in down.stdout
-    assert "Traceback" not in down.stdout + down.stderr
+    down = subprocess.run([str(Path(sys.executable).with_name("rag-agent")), "ask", "--json", "--threshold", "0.1",
+                           "--thread", "d1", "What is Isaac Sim?"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    failed = json.loads(down.stdout)
+    assert down.returncode == 1 and "Traceback" not in down.stderr
+    assert failed["error"]["code"] == "LLM_UNAVAILABLE" and "cannot reach the chat service" in failed["answer"]
+    # The turn itself (three refused connections and the SDK's backoff); the CLI's start-up comes on top.
+    assert failed["execution_time_seconds"] < 10
     saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "d1"}})
     assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]

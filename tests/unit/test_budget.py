@@ -61,3 +61,11 @@ def test_a_resumed_turn_gets_a_fresh_budget(make_context: Callable[..., Context]
         response = restarted.resume("crash")
     assert response["status"] == "grounded", response["error"]
     assert counts["classify"] == 1 and counts["retrieve"] == 2
+
+
+def test_turn_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "25")
+    assert Context().turn_timeout == 25
+    monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "soon")
+    with pytest.raises(SettingsError, match="RAG_AGENT_TURN_TIMEOUT must be a number of seconds"):
+        Context()
