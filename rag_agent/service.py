@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -21,12 +22,14 @@ from nodes.answer_stream import StreamedAnswer
 from nodes.budget import DEADLINE_KEY, new_deadline
 from nodes.classify import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
 from tools.errors import AgentError, InvalidInputError, StorageError
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
+log = logging.getLogger("rag_agent.turn")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -68,6 +71,7 @@ class Agent:
                 `off` never expires).
 
         """
+        install_redaction()
         self.context = context or Context()
         self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
@@ -116,7 +120,11 @@ class Agent:
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
-        return response(state, thread_id, time.perf_counter() - start)
+        result = response(state, thread_id, time.perf_counter() - start)
+        log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", thread_id if _THREAD_ID.match(thread_id) else "-",
+                 result["status"], (result["error"] or {}).get("code", "-"), result["execution_time_seconds"] * 1000,
+                 result["tokens_used"])
+        return result
 
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
              relay: StreamedAnswer | None) -> dict[str, Any]:
