@@ -34,6 +34,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_history": (2, 100),
     "max_question_chars": (1, 10_000),
     "turn_timeout": (1.0, 600.0),
+    "history_tokens": (50, 8000),
 }
 
 
@@ -67,6 +68,10 @@ class Context:
     max_history: int = field(
         default=20, metadata={"description": "Messages kept in the thread (2-100); older ones are removed from state."}
     )
+    history_tokens: int = field(
+        default=800,
+        metadata={"description": "Tokens of recent conversation a model prompt may include (50-8000)."},
+    )
     max_question_chars: int = field(default=1000, metadata={"description": "Longest question accepted."})
     request_timeout: float = field(default=30.0, metadata={"description": "Seconds per model call."})
     # A hung service ends the turn after about this long; a slow local model (Ollama on a CPU) may need more.
@@ -81,7 +86,7 @@ class Context:
             value = getattr(self, name)
             if value is None:
                 continue
-            integral = name in {"top_k", "max_tokens", "max_history", "max_question_chars"}
+            integral = name in {"top_k", "max_tokens", "max_history", "max_question_chars", "history_tokens"}
             if isinstance(value, bool) or not isinstance(value, int if integral else int | float):
                 raise SettingsError(f"{name} must be a number between {low:g} and {high:g}, got {value!r}")
             if not low <= value <= high:

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
 from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
-from nodes.history import window_removals
+from nodes.history import HISTORY_NOTE, recent_history, window_removals
 from nodes.rewrite import llm_rewrite
 from tools.chat import chat_available
 from tools.errors import InvalidInputError
@@ -58,6 +58,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "status": "reset",
             "answer": RESET_REPLY,
             "last_query": "",
+            "history_noted": False,
             "turns": 0,
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
         }
@@ -69,7 +70,13 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = state.get("last_query", "")
     history = messages[:-1]
     if chat_available() and previous and history:
-        rewrite = llm_rewrite(history, text, ctx)
+        # Only this rewrite sends the conversation to a model (answers see the standalone query and the
+        # sources), so it is where older turns can be left out, and where the user is told so, once.
+        recent, trimmed = recent_history(history, ctx.history_tokens)
+        if trimmed:
+            first = not state.get("history_noted")
+            update |= {"history_trimmed": True, "history_noted": True, "history_note": HISTORY_NOTE if first else ""}
+        rewrite = llm_rewrite(recent, text, ctx)
         if rewrite is not None and rewrite.intent == "chitchat":
             return {**update, "intent": "chitchat", "status": "chitchat", "answer": CHITCHAT_REPLY,
                     "messages": [*removals, AIMessage(CHITCHAT_REPLY)]}

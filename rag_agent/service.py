@@ -165,7 +165,9 @@ class Agent:
                 if relay is not None:
                     relay({"answer_delta": note})
             state = self._run({"messages": [HumanMessage(content=question)]}, config, relay)
-            return {**state, "answer": note + state.get("answer", "")} if note else state
+            # Notes about the conversation itself go in the reply, never in the stored history.
+            trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
+            return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
 
         return self._turn(thread_id, work, relay)
 
@@ -245,5 +247,6 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
         # The extractive path has no provider usage data; its count is a tokenizer estimate.
         "tokens_estimated": str(state.get("model_used", "")).startswith("extractive"),
         "execution_time_seconds": round(seconds, 3),
+        "history_trimmed": bool(state.get("history_trimmed")),
         "error": {"code": error["code"], "message": error["message"]} if error else None,
     }
