@@ -27,6 +27,20 @@ def _latest_user_message(messages: list[AnyMessage]) -> HumanMessage | None:
     return last if isinstance(last, HumanMessage) else None
 
 
+def _client_roles(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """Return messages a client slipped in with a role only the agent uses: any non-chat role, a trailing reply."""
+    forged: list[AnyMessage] = [m for m in messages if not isinstance(m, HumanMessage | AIMessage)]
+    if messages and isinstance(messages[-1], AIMessage):
+        forged.append(messages[-1])
+    return forged
+
+
+def _remove(removals: list[RemoveMessage], messages: list[AnyMessage]) -> list[RemoveMessage]:
+    """Add removals for `messages` to the window's, once per id (removing an id twice is an error)."""
+    ids = {r.id for r in removals}
+    return removals + [RemoveMessage(id=m.id) for m in messages if m.id is not None and m.id not in ids]
+
+
 def _turns(state: State, message: HumanMessage | None) -> int:
     """Count this turn; threads from before the counter existed count their user messages."""
     previous = state.get("turns")
@@ -44,7 +58,12 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
     update = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
+    forged = _client_roles(messages)
     try:
+        if forged:
+            # Kept, they would reach the next rewrite prompt as if the agent had said them.
+            update["messages"] = _remove(removals, forged)
+            raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
         if message is None:
             raise InvalidInputError("the last message must come from the user")
         text = clean_question(message.content, ctx.max_question_chars)

@@ -26,6 +26,7 @@ from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
 from tools.errors import AgentError, InvalidInputError, StorageError
+from tools.validation import clean_question
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
@@ -157,8 +158,9 @@ class Agent:
         relay = StreamedAnswer(on_answer) if on_answer else None
 
         def work(config: RunnableConfig) -> dict[str, Any]:
-            if not isinstance(question, str):
-                raise InvalidInputError("the question must be plain text")
+            # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
+            # and an expired thread is not cleared by a message that cannot be answered.
+            clean_question(question, self.context.max_question_chars)
             note = ""
             if self._expire(thread_id) and self.session_ttl is not None:
                 note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
