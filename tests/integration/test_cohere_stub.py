@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,9 +39,11 @@ class StubCohere(JSONStub):
     calls: list[dict] = []
     fail_with = 0
     html = False
+    delay = 0.0
 
     def reply(self, body: dict) -> tuple[int, dict | Raw]:
         type(self).calls.append(body | {"path": self.path, "auth": self.headers.get("Authorization")})
+        time.sleep(self.delay)  # a hung service
         if self.fail_with:
             return self.fail_with, Raw(HTML_502, "text/html") if self.html else {"message": "stub failure"}
         vectors = [vector(t) for t in body["texts"]]
@@ -55,7 +58,7 @@ class StubCohere(JSONStub):
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubCohere]]:
-    StubCohere.calls, StubCohere.fail_with, StubCohere.html = [], 0, False
+    StubCohere.calls, StubCohere.fail_with, StubCohere.html, StubCohere.delay = [], 0, False, 0.0
     monkeypatch.setenv("COHERE_API_KEY", "co-test")
     monkeypatch.delenv("RAG_AGENT_EMBEDDING_MODEL", raising=False)
     monkeypatch.setattr(tools.embeddings, "_cache", {})
@@ -124,3 +127,15 @@ def test_the_stub_also_serves_the_v2_endpoint(stub: type[StubCohere]) -> None:
                           embedding_types=["float"])
     assert result.embeddings.float_ == [vector("Isaac Sim")]
     assert stub.calls[-1]["path"] == "/v2/embed" and stub.calls[-1]["input_type"] == "search_query"
+
+
+def test_hung_embedder_ends_within_the_turn_deadline(stub: type[StubCohere], agent: Agent) -> None:
+    stub.calls.clear()
+    stub.delay = 5.0
+    agent.context = Context(**{**vars(agent.context), "turn_timeout": 3.0})
+    start = time.perf_counter()
+    out = agent.ask("Isaac Sim robotics simulator", "t5")
+    elapsed = time.perf_counter() - start
+    assert out["error"]["code"] == "EMBEDDING_UNAVAILABLE"
+    # One attempt (the Cohere SDK does not retry a timeout) of a third of the turn, not the client's 30 s.
+    assert len(stub.calls) == 1 and elapsed < 2.5
