@@ -198,6 +198,7 @@ def test_hung_model_ends_in_a_bounded_time_with_a_pinned_attempt_count(stub: typ
     elapsed = time.perf_counter() - start
     assert out["error"]["code"] == "LLM_UNAVAILABLE" and "within 1 s" in out["answer"]
     assert len(stub.calls) == 3 and elapsed < 15  # three 1 s attempts plus backoff, not forever
+    assert all(c["stream"] for c in stub.calls)  # the streaming path keeps the timeout and the SDK's retries
 
 
 def test_injected_document_cannot_send_users_elsewhere(stub: type[StubOpenAI], tmp_path: Path) -> None:

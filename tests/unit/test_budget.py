@@ -16,6 +16,7 @@ from graph.context import Context, SettingsError
 from nodes.budget import DEADLINE_KEY
 from rag_agent.service import Agent
 from tests.unit.test_durability import count_nodes
+from tests.unit.test_streaming import shown
 
 BREAD_QUESTION = "How long should I knead bread dough?"
 
@@ -69,3 +70,25 @@ def test_turn_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "soon")
     with pytest.raises(SettingsError, match="RAG_AGENT_TURN_TIMEOUT must be a number of seconds"):
         Context()
+
+
+class DrippingChatModel(GenericFakeChatModel):
+    """Streams its reply one word every 0.2 s: a server that never quite stops."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        for chunk in super()._stream(*args, **kwargs):
+            time.sleep(0.2)
+            yield chunk
+
+
+def test_an_answer_streaming_past_the_deadline_is_cut_off(make_context: Callable[..., Context],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    reply = AIMessage("Knead it [1]. " * 20)
+    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
+                        lambda name, **kwargs: DrippingChatModel(messages=iter([reply])))
+    events: list[dict[str, str]] = []
+    start = time.perf_counter()
+    out = Agent(make_context(turn_timeout=1), InMemorySaver()).ask(BREAD_QUESTION, "drip", on_answer=events.append)
+    assert out["error"]["code"] == "TURN_TIMEOUT" and time.perf_counter() - start < 3
+    assert shown(events) == out["answer"]  # the sentences streamed before the cut are replaced by the error

@@ -89,3 +89,18 @@ def test_replies_no_node_streamed_are_flushed_at_the_end(agent: Agent) -> None:
     events: list[dict[str, str]] = []
     out = agent.ask("hello!", "t1", on_answer=events.append)
     assert out["status"] == "chitchat" and events == [{"answer_delta": out["answer"]}]
+
+
+def test_cli_prints_the_streamed_answer_once_then_its_sources(
+        make_context: Callable[..., Context], model_says: Callable[[str], None], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_agent.cli import main
+
+    ctx = make_context()
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
+    model_says("Knead it for ten minutes [1]. Then let it rest [1].")
+    assert main(["--data-dir", ctx.data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Knead it for ten minutes [1]. Then let it rest [1]."
+    assert len(lines) == 2 and lines[1].startswith("  [1] ")
