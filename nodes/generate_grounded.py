@@ -135,6 +135,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     if not citations:
         streamed.settle("")  # the turn falls to not-found: take back what was streamed
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
+    # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
     streamed.settle(answer)
     return {
         "status": "grounded",
