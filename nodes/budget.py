@@ -33,6 +33,7 @@ def remaining(ctx: Context) -> float:
     return left
 
 
-def call_timeout(ctx: Context, attempts: int) -> float:
-    """Return a per-attempt timeout: the request timeout, shrunk so every attempt fits in the turn."""
-    return min(ctx.request_timeout, remaining(ctx) / attempts)
+def call_timeout(ctx: Context, attempts: int, pauses: float = 0.0) -> float:
+    """Return a per-attempt timeout: the request timeout, shrunk so every attempt (and `pauses` between them) fits."""
+    left = remaining(ctx)
+    return min(ctx.request_timeout, max(left - pauses, left / 2) / attempts)

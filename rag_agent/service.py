@@ -108,11 +108,13 @@ class Agent:
               relay: StreamedAnswer | None = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start = time.perf_counter()
-        # The deadline belongs to this invocation, not to the thread: a resumed turn starts a new one.
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id, DEADLINE_KEY: new_deadline(self.context)}}
         try:
             check_thread_id(thread_id)
             with self._exclusive(thread_id):
+                # The deadline belongs to this invocation, not to the thread (a resumed turn gets a new
+                # one), and starts once the thread is ours: waiting for another turn does not use it up.
+                config: RunnableConfig = {"configurable": {"thread_id": thread_id,
+                                                           DEADLINE_KEY: new_deadline(self.context)}}
                 state = work(config)
         except AgentError as exc:
             state = _failure(exc)

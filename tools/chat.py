@@ -11,6 +11,8 @@ from tools.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
 # The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.
 CHAT_RETRIES = 2
+# The most the SDK sleeps between those attempts without a Retry-After header (0.5 s, then 1 s).
+CHAT_BACKOFF = 1.5
 
 
 def chat_available() -> bool:
