@@ -14,7 +14,15 @@ from graph.state import Chunk, Citation, State
 from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
 from nodes.budget import call_timeout, remaining
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
-from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, EXTRACTIVE, chat_available, classify_failure, get_chat_model
+from tools.chat import (
+    CHAT_BACKOFF,
+    CHAT_RETRIES,
+    EXTRACTIVE,
+    chat_available,
+    classify_failure,
+    get_chat_model,
+    load_client,
+)
 from tools.chunking import count_tokens
 from tools.errors import AgentError, LLMBadOutputError
 from tools.extractive import extract_answer
@@ -88,8 +96,8 @@ def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
 
 def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str, list[Citation], int]:
     """Stream a grounded answer from the chat model, emitting each cleaned sentence as it completes."""
-    attempts = CHAT_RETRIES + 1
-    timeout = call_timeout(ctx, attempts, CHAT_BACKOFF)
+    load_client()  # before the budget is split: importing the SDK is not part of any attempt
+    timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF)
     model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from graph.context import Context
 from nodes.budget import call_timeout
-from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, get_chat_model
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, get_chat_model, load_client
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,7 @@ def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrit
               HumanMessage(f"Conversation:\n{_history_text(recent)}\n\nLatest message: {message}")]
     try:
         # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
+        load_client()
         timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1), CHAT_BACKOFF)
         model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
         # The rewrite is internal: its tokens must never reach a `messages` stream.

@@ -20,6 +20,11 @@ def chat_available() -> bool:
     return bool(os.environ.get("OPENAI_API_KEY"))
 
 
+def load_client() -> None:
+    """Import the OpenAI client now: on a cold, busy machine that takes seconds no attempt should pay for."""
+    import langchain_openai  # noqa: F401
+
+
 def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: float) -> BaseChatModel:
     """Create the chat model for `provider/model` with an explicit timeout and one retry layer."""
     provider, _, model = name.partition("/")
