@@ -17,6 +17,7 @@ from nodes.budget import DEADLINE_KEY
 from rag_agent.service import Agent
 from tests.unit.test_durability import count_nodes
 from tests.unit.test_streaming import shown
+from tools.chat import load_client
 
 BREAD_QUESTION = "How long should I knead bread dough?"
 
@@ -45,6 +46,7 @@ def test_chat_call_gets_what_is_left_of_the_turn_per_attempt(
         return GenericFakeChatModel(messages=iter([AIMessage("Ten minutes [1].")]))
 
     monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
+    load_client()  # a cold import on a busy machine would eat into the six seconds
     agent = Agent(make_context(turn_timeout=6, request_timeout=30), InMemorySaver())
     assert agent.ask(BREAD_QUESTION, "t1")["status"] == "grounded"
     # Three attempts (one call, two SDK retries) and the SDK's 1.5 s of backoff must fit in the six seconds.
