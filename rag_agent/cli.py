@@ -12,6 +12,7 @@ from typing import Any
 
 from graph.context import Context, SettingsError
 from rag_agent import cli_memory
+from rag_agent.logs import install_redaction
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -269,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
     level = os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR")
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
     from tools.errors import AgentError
 

@@ -12,7 +12,7 @@ from nodes.prompts import CANARY
 SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
                "RAG_AGENT_API_KEYS")
 # Key-shaped tokens a provider may echo back in an error ("Incorrect API key provided: sk-...").
-_KEY_LIKE = re.compile(r"\b(?:sk|co|lsv2)[-_][A-Za-z0-9_-]{6,}")
+_KEY_LIKE = re.compile(r"\b(?:sk|lsv2)[-_][A-Za-z0-9_-]{6,}")
 _installed = False
 
 
