@@ -30,7 +30,7 @@ class JSONStub(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         """Answer one POST with the subclass's reply; Retry-After 0 keeps client backoff instant."""
-        status, payload = self.reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]) or 0) or b"{}"))
+        status, payload = self.reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         self.send(status, payload)
 
     def send(self, status: int, payload: dict[str, Any] | Raw) -> None:
