@@ -20,6 +20,7 @@ from nodes.classify import classify
 from nodes.error_handler import error_handler
 from nodes.generate_grounded import generate_grounded
 from nodes.generate_not_found import generate_not_found
+from nodes.observe import logged
 from nodes.retrieve import retrieve
 from nodes.score_gate import score_gate
 
@@ -30,12 +31,12 @@ RECURSION_LIMIT = 12
 def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     """Wire the six nodes; every conditional edge is a `route_after_*` function."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("classify", classify)
-    builder.add_node("retrieve", retrieve)
-    builder.add_node("score_gate", score_gate)
-    builder.add_node("generate_grounded", generate_grounded)
-    builder.add_node("generate_not_found", generate_not_found)
-    builder.add_node("error_handler", error_handler)
+    builder.add_node("classify", logged(classify))
+    builder.add_node("retrieve", logged(retrieve))
+    builder.add_node("score_gate", logged(score_gate))
+    builder.add_node("generate_grounded", logged(generate_grounded))
+    builder.add_node("generate_not_found", logged(generate_not_found))
+    builder.add_node("error_handler", logged(error_handler))
 
     builder.add_edge(START, "classify")
     builder.add_conditional_edges("classify", route_after_classify)

@@ -16,6 +16,15 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
 
+def _env_seconds(name: str, default: float) -> float:
+    """Read a duration in seconds from the environment, naming the variable when it is not a number."""
+    raw = os.environ.get(name)
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of seconds, got {raw!r}") from None
+
+
 # (low, high) inclusive; None in threshold means "use the value calibrated for the index".
 _RANGES: dict[str, tuple[float, float]] = {
     "top_k": (1, 20),
@@ -24,6 +33,8 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_tokens": (1, 4096),
     "max_history": (2, 100),
     "max_question_chars": (1, 10_000),
+    "turn_timeout": (1.0, 600.0),
+    "history_tokens": (50, 8000),
 }
 
 
@@ -57,8 +68,17 @@ class Context:
     max_history: int = field(
         default=20, metadata={"description": "Messages kept in the thread (2-100); older ones are removed from state."}
     )
+    history_tokens: int = field(
+        default=800,
+        metadata={"description": "Tokens of recent conversation a model prompt may include (50-8000)."},
+    )
     max_question_chars: int = field(default=1000, metadata={"description": "Longest question accepted."})
     request_timeout: float = field(default=30.0, metadata={"description": "Seconds per model call."})
+    # A hung service ends the turn after about this long; a slow local model (Ollama on a CPU) may need more.
+    turn_timeout: float = field(
+        default_factory=lambda: _env_seconds("RAG_AGENT_TURN_TIMEOUT", 60.0),
+        metadata={"description": "Seconds a whole turn may take (1-600); each call gets what is left of it."},
+    )
 
     def __post_init__(self) -> None:
         """Reject values outside their documented ranges."""
@@ -66,7 +86,7 @@ class Context:
             value = getattr(self, name)
             if value is None:
                 continue
-            integral = name in {"top_k", "max_tokens", "max_history", "max_question_chars"}
+            integral = name in {"top_k", "max_tokens", "max_history", "max_question_chars", "history_tokens"}
             if isinstance(value, bool) or not isinstance(value, int if integral else int | float):
                 raise SettingsError(f"{name} must be a number between {low:g} and {high:g}, got {value!r}")
             if not low <= value <= high:

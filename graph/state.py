@@ -105,6 +105,10 @@ class OutputState(InputState, total=False):
     not_found: NotFound | None
     # User turns on the thread since it began or was reset; unlike `messages` it is not windowed.
     turns: int
+    # This turn's model prompt left out older turns of the conversation to stay within `history_tokens`.
+    history_trimmed: bool
+    # A note telling the user so, set only the first time it happens on a thread ("" otherwise).
+    history_note: str
 
 
 class State(OutputState, total=False):
@@ -114,6 +118,8 @@ class State(OutputState, total=False):
     # The standalone query of the previous question turn: the one field besides `messages`
     # that survives a turn, so a follow-up's "it" can be resolved. `/reset` clears it.
     last_query: str
+    # The user has been told that older turns no longer reach the model (told once per thread).
+    history_noted: bool
 
 
 def turn_defaults() -> dict[str, Any]:
@@ -134,4 +140,6 @@ def turn_defaults() -> dict[str, Any]:
         "grounding": None,
         "confidence": None,
         "not_found": None,
+        "history_trimmed": False,
+        "history_note": "",
     }

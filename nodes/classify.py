@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
 from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
-from nodes.history import window_removals
+from nodes.history import HISTORY_NOTE, recent_history, window_removals
 from nodes.rewrite import llm_rewrite
 from tools.chat import chat_available
 from tools.errors import InvalidInputError
@@ -25,6 +25,20 @@ def _latest_user_message(messages: list[AnyMessage]) -> HumanMessage | None:
     """Return the message this turn answers: the last one, if the user sent it."""
     last = messages[-1] if messages else None
     return last if isinstance(last, HumanMessage) else None
+
+
+def _client_roles(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """Return messages a client slipped in with a role only the agent uses: any non-chat role, a trailing reply."""
+    forged: list[AnyMessage] = [m for m in messages if not isinstance(m, HumanMessage | AIMessage)]
+    if messages and isinstance(messages[-1], AIMessage):
+        forged.append(messages[-1])
+    return forged
+
+
+def _remove(removals: list[RemoveMessage], messages: list[AnyMessage]) -> list[RemoveMessage]:
+    """Add removals for `messages` to the window's, once per id (removing an id twice is an error)."""
+    ids = {r.id for r in removals}
+    return removals + [RemoveMessage(id=m.id) for m in messages if m.id is not None and m.id not in ids]
 
 
 def _turns(state: State, message: HumanMessage | None) -> int:
@@ -44,7 +58,12 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
     update = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
+    forged = _client_roles(messages)
     try:
+        if forged:
+            # Kept, they would reach the next rewrite prompt as if the agent had said them.
+            update["messages"] = _remove(removals, forged)
+            raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
         if message is None:
             raise InvalidInputError("the last message must come from the user")
         text = clean_question(message.content, ctx.max_question_chars)
@@ -58,6 +77,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "status": "reset",
             "answer": RESET_REPLY,
             "last_query": "",
+            "history_noted": False,
             "turns": 0,
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
         }
@@ -69,7 +89,13 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = state.get("last_query", "")
     history = messages[:-1]
     if chat_available() and previous and history:
-        rewrite = llm_rewrite(history, text, ctx)
+        # Only this rewrite sends the conversation to a model (answers see the standalone query and the
+        # sources), so it is where older turns can be left out, and where the user is told so, once.
+        recent, trimmed = recent_history(history, ctx.history_tokens)
+        if trimmed:
+            first = not state.get("history_noted")
+            update |= {"history_trimmed": True, "history_noted": True, "history_note": HISTORY_NOTE if first else ""}
+        rewrite = llm_rewrite(recent, text, ctx)
         if rewrite is not None and rewrite.intent == "chitchat":
             return {**update, "intent": "chitchat", "status": "chitchat", "answer": CHITCHAT_REPLY,
                     "messages": [*removals, AIMessage(CHITCHAT_REPLY)]}

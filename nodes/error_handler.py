@@ -12,7 +12,8 @@ from graph.state import State
 log = logging.getLogger(__name__)
 
 # Outages are worth retrying; other errors already say what to do in their message.
-_RETRYABLE = {"EMBEDDING_UNAVAILABLE", "RETRIEVAL_UNAVAILABLE", "LLM_UNAVAILABLE", "LLM_RATE_LIMITED"}
+_RETRYABLE = {"EMBEDDING_UNAVAILABLE", "RETRIEVAL_UNAVAILABLE", "LLM_UNAVAILABLE", "LLM_RATE_LIMITED",
+              "TURN_TIMEOUT"}
 
 
 def error_handler(state: State) -> dict[str, Any]:

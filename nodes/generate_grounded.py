@@ -11,11 +11,21 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, Citation, State
-from nodes.prompts import CANARY, GROUNDED_SYSTEM, format_sources, grounded_user_message
-from tools.chat import EXTRACTIVE, chat_available, classify_failure, get_chat_model
+from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
+from nodes.budget import call_timeout, remaining
+from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
+from tools.chat import (
+    CHAT_BACKOFF,
+    CHAT_RETRIES,
+    EXTRACTIVE,
+    chat_available,
+    classify_failure,
+    get_chat_model,
+    load_client,
+)
 from tools.chunking import count_tokens
 from tools.confidence import confidence
-from tools.errors import LLMBadOutputError, LLMError
+from tools.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from tools.extractive import extract_answer
 from tools.grounding import Check, check_lexical, check_with_judge
 from tools.lexical import load as load_lexicon
@@ -87,25 +97,28 @@ def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     return answer, tokens
 
 
-def _llm(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
-    """Ask the chat model for a grounded answer; failures are raised as classified LLMErrors."""
-    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
-                           timeout=ctx.request_timeout)
+def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str, list[Citation], int]:
+    """Stream a grounded answer from the chat model, emitting each cleaned sentence as it completes."""
+    load_client()  # before the budget is split: importing the SDK is not part of any attempt
+    timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF)
+    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
+    prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
+    stream, tokens = AnswerStream(chunks, clean, emit), 0
     try:
-        # Raw tokens could carry what hygiene removes (foreign URLs, HTML, a leaked prompt), so they are
-        # not streamed; a `messages` stream receives the cleaned answer when the node returns.
-        reply = model.invoke([SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))],
-                             config={"tags": ["nostream"]})
+        # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
+        for piece in model.stream(prompt, config={"tags": ["nostream"]}):
+            remaining(ctx)  # a server that drips tokens forever still ends with the turn
+            tokens += piece.usage_metadata["total_tokens"] if piece.usage_metadata else 0
+            stream.feed(piece.content if isinstance(piece.content, str) else "")
+    except AgentError:  # a leaked canary or the turn's deadline: already a typed failure
+        raise
     except Exception as exc:  # the SDK has already retried what is retryable
-        raise classify_failure(exc, ctx.chat_model, ctx.request_timeout) from exc
-    usage = getattr(reply, "usage_metadata", None) or {}
-    text = reply.content if isinstance(reply.content, str) else ""
-    if CANARY in text:
-        raise LLMBadOutputError("the model's reply repeated its hidden instructions and was withheld")
-    if not text.strip():
+        raise classify_failure(exc, ctx.chat_model, timeout, midway=bool(stream.raw)) from exc
+    if not stream.raw.strip():
         raise LLMBadOutputError("the model returned an empty reply")
-    return ("" if text.strip() == "NOT_FOUND" else text), int(usage.get("total_tokens", 0))
+    answer, citations = stream.finish()
+    return answer, citations, tokens
 
 
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -115,25 +128,31 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     # Chunks arrive in ranked order; quote those ranked about as high as the first one.
     top = _relevance(retrieved[0]) if retrieved else 0.0
     query = state.get("retrieval_query", "")
+    streamed = StreamedAnswer(runtime.stream_writer)
     if chat_available():
         try:
-            raw, tokens = _llm(query, retrieved, ctx)
-        except LLMError as exc:
+            answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
+        except AgentError as exc:
             log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
+            streamed.settle("")  # take back sentences streamed before the failure
             return {"error": {"code": exc.code, "message": exc.message, "node": "generate_grounded"}}
         sources, model_used = retrieved, ctx.chat_model
     else:
         sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
         (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
-    answer, citations = cite(clean(raw, sources), sources)
+        answer, citations = cite(clean(raw, sources), sources)
     if not citations:
+        streamed.settle("")  # the turn falls to not-found: take back what was streamed
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
     check = ground(answer, citations, sources, ctx)
     if check.support == 0:  # nothing the sources say: not an answer (not-found reason "unsupported")
+        streamed.settle("")
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
     answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE)
+    # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
+    streamed.settle(answer)
     return {
         "status": "grounded",
         "answer": answer,
@@ -152,7 +171,11 @@ def ground(answer: str, citations: list[Citation], sources: list[Chunk], ctx: Co
     full = {c["chunk_id"]: c["text"] for c in sources}  # citations keep only the first 500 characters
     chunks = [full[c["chunk_id"]] for c in citations]
     lexicon = load_lexicon(ctx.data_dir, ctx.collection)
-    if not chat_available():
+    try:
+        timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF) if chat_available() else None
+    except TurnTimeoutError:  # the answer is already written: check it offline rather than lose it
+        timeout = None
+    if timeout is None:
         return check_lexical(answer, chunks, lexicon)
-    judge = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=ctx.request_timeout)
+    judge = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=timeout)
     return check_with_judge(answer, chunks, judge, lexicon)

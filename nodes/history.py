@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, trim_messages
+
+from tools.chunking import count_tokens
+
+HISTORY_NOTE = ("_(Our conversation has grown long: I now take only its most recent part into account "
+                "when reading your follow-up questions.)_")
+
+
+def _tokens(messages: list[BaseMessage]) -> int:
+    """Count tokens the way chunks are counted: the text of each message."""
+    return sum(count_tokens(str(m.content)) for m in messages)
+
+
+def recent_history(history: list[AnyMessage], budget: int) -> tuple[list[BaseMessage], bool]:
+    """Return the latest messages within `budget` tokens, starting on a user turn, and whether turns were left out."""
+    recent = trim_messages(history, max_tokens=budget, strategy="last", start_on="human",
+                                             token_counter=_tokens)
+    # Only a user turn left out counts: a leading reply (such as the one to /reset) carries no topic.
+    return recent, sum(m.type == "human" for m in recent) < sum(m.type == "human" for m in history)
 
 
 def window_removals(messages: list[AnyMessage], max_history: int) -> list[RemoveMessage]:

@@ -22,15 +22,19 @@ SOURCE_OPEN = "<source id={index} title={title!r}>"
 SOURCE_CLOSE = "</source>"
 
 
+def escape_delimiters(text: str) -> str:
+    """Neutralise look-alikes of the source delimiters, so quoted text cannot open or close a source."""
+    return text.replace("<source", "&lt;source").replace("</source", "&lt;/source")
+
+
 def format_sources(chunks: list[tuple[int, str, str]]) -> str:
     """Quote (index, title, text) chunks between delimiters, escaping delimiter look-alikes inside."""
     parts = []
     for index, title, text in chunks:
-        safe = text.replace("<source", "&lt;source").replace("</source", "&lt;/source")
-        parts.append(f"{SOURCE_OPEN.format(index=index, title=title)}\n{safe}\n{SOURCE_CLOSE}")
+        parts.append(f"{SOURCE_OPEN.format(index=index, title=title)}\n{escape_delimiters(text)}\n{SOURCE_CLOSE}")
     return "\n\n".join(parts)
 
 
 def grounded_user_message(question: str, sources: str) -> str:
-    """Build the user turn: the sources first, then the question."""
-    return f"Sources:\n{sources}\n\nQuestion: {question}"
+    """Build the user turn: the sources first, then the question (which cannot fake a source either)."""
+    return f"Sources:\n{sources}\n\nQuestion: {escape_delimiters(question)}"

@@ -8,8 +8,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, State
+from nodes.budget import call_timeout, remaining
 from tools import lexical, manifest, ranking, vectorstore
-from tools.embeddings import get_embeddings, resolve_name
+from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
 from tools.errors import AgentError, EmbeddingError
 
 
@@ -33,11 +34,13 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         info = manifest.collection_info(ctx.data_dir, ctx.collection, name)
         embeddings = get_embeddings(name)
+        timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
         try:
-            vector = embeddings.embed_query(state["retrieval_query"])
+            vector = embed_query(embeddings, state["retrieval_query"], timeout)
         except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
             raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
         client = vectorstore.open_client(ctx.data_dir)
+        remaining(ctx)
         hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                                   mode=manifest.retrieval_mode(info), text=state["retrieval_query"])
         terms = lexical.load(ctx.data_dir, ctx.collection)

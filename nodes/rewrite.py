@@ -5,17 +5,14 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, trim_messages
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from tools.chat import get_chat_model
-from tools.chunking import count_tokens
+from nodes.budget import call_timeout
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, get_chat_model, load_client
 
 log = logging.getLogger(__name__)
-
-# Enough history to resolve "it" several turns back, small enough to keep the call cheap.
-HISTORY_TOKENS = 800
 
 REWRITE_SYSTEM = """You prepare a user's latest message for searching a documentation site.
 Given the conversation so far and the latest message, decide:
@@ -33,25 +30,33 @@ class Rewrite(BaseModel):
     standalone_query: str = Field(min_length=1, max_length=2000)
 
 
-def _history_text(history: list[AnyMessage]) -> str:
-    """Render the recent conversation as plain lines, oldest first, within the token budget."""
-    recent = trim_messages(history, max_tokens=HISTORY_TOKENS, strategy="last", start_on="human",
-                           token_counter=lambda msgs: sum(count_tokens(str(m.content)) for m in msgs))
+def _history_text(recent: list[BaseMessage]) -> str:
+    """Render the (already trimmed) recent conversation as plain lines, oldest first."""
     role = {"human": "user", "ai": "assistant"}
     return "\n".join(f"{role.get(m.type, m.type)}: {m.content}" for m in recent)
 
 
-def llm_rewrite(history: list[AnyMessage], message: str, ctx: Context) -> Rewrite | None:
-    """Ask the chat model for the intent and standalone query; None when its reply is unusable."""
-    model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=ctx.request_timeout)
+def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrite | None:
+    """Ask the chat model for the intent and standalone query; None when its reply is unusable.
+
+    Args:
+        recent: the conversation so far, already trimmed to the token budget (nodes.history.recent_history).
+        message: the latest user message.
+        ctx: the run's settings.
+
+    """
     prompt = [SystemMessage(REWRITE_SYSTEM),
-              HumanMessage(f"Conversation:\n{_history_text(history)}\n\nLatest message: {message}")]
+              HumanMessage(f"Conversation:\n{_history_text(recent)}\n\nLatest message: {message}")]
     try:
+        # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
+        load_client()
+        timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1), CHAT_BACKOFF)
+        model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
         # The rewrite is internal: its tokens must never reach a `messages` stream.
         result = model.with_structured_output(Rewrite, method="json_schema").invoke(
             prompt, config={"tags": ["nostream"]}
         )
-    except Exception as exc:  # malformed JSON, a schema violation or an outage: fall back, never fail
+    except Exception as exc:  # malformed JSON, a schema violation, an outage, no time left: fall back
         log.warning("LLM rewrite unusable, using the offline heuristic: %r", exc)
         return None
     return result if isinstance(result, Rewrite) else None

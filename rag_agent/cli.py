@@ -12,6 +12,7 @@ from typing import Any
 
 from graph.context import Context, SettingsError
 from rag_agent import cli_memory
+from rag_agent.logs import install_redaction
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -105,11 +106,20 @@ def _ingest(args: argparse.Namespace, ctx: Context) -> int:
     return EXIT_OK
 
 
-def _print_answer(result: dict[str, Any]) -> None:
-    """Print an answer and its sources for a person."""
-    print(result["answer"])
+def _print_answer(result: dict[str, Any], streamed: bool = False) -> None:
+    """Print an answer (unless it was already streamed) and its sources for a person."""
+    print("" if streamed else result["answer"])
     for c in result["citations"]:
         print(f"  [{c['index']}] {' › '.join([c['title'], *c['heading_hierarchy']])} — {c['source_url']}")
+
+
+def _print_event(event: dict[str, str]) -> None:
+    """Print an answer event as it arrives; a replacement starts on a fresh line."""
+    if "answer_replace" in event:
+        sys.stdout.write("\n" + event["answer_replace"])
+    else:
+        sys.stdout.write(event["answer_delta"])
+    sys.stdout.flush()
 
 
 def _exit_code(result: dict[str, Any]) -> int:
@@ -123,11 +133,12 @@ def _ask(args: argparse.Namespace, ctx: Context) -> int:
     """Answer one question."""
     from rag_agent.service import Agent
 
-    result = Agent(ctx).ask(args.question, args.thread)
     if args.json:
+        result = Agent(ctx).ask(args.question, args.thread)
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        _print_answer(result)
+        result = Agent(ctx).ask(args.question, args.thread, on_answer=_print_event)
+        _print_answer(result, streamed=True)
     return _exit_code(result)
 
 
@@ -146,7 +157,7 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
             return EXIT_OK
         if line.strip() in {"/exit", "/quit"}:
             return EXIT_OK
-        _print_answer(agent.ask(line, thread))
+        _print_answer(agent.ask(line, thread, on_answer=_print_event), streamed=True)
 
 
 def describe(ctx: Context) -> dict[str, str]:
@@ -272,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
     level = os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR")
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
     from tools.errors import AgentError
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -17,14 +18,19 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from nodes.answer_stream import StreamedAnswer
+from nodes.budget import DEADLINE_KEY, new_deadline
 from nodes.classify import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
 from tools.errors import AgentError, InvalidInputError, StorageError
+from tools.validation import clean_question
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
+log = logging.getLogger("rag_agent.turn")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -66,6 +72,7 @@ class Agent:
                 `off` never expires).
 
         """
+        install_redaction()
         self.context = context or Context()
         self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
@@ -97,40 +104,76 @@ class Agent:
         with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
             yield
 
-    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]]) -> dict[str, Any]:
+    def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]],
+              relay: StreamedAnswer | None = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start = time.perf_counter()
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         try:
             check_thread_id(thread_id)
             with self._exclusive(thread_id):
+                # The deadline belongs to this invocation, not to the thread (a resumed turn gets a new
+                # one), and starts once the thread is ours: waiting for another turn does not use it up.
+                config: RunnableConfig = {"configurable": {"thread_id": thread_id,
+                                                           DEADLINE_KEY: new_deadline(self.context)}}
                 state = work(config)
         except AgentError as exc:
             state = _failure(exc)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
-        return response(state, thread_id, time.perf_counter() - start)
+        if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
+            relay.settle(state.get("answer", ""))
+        result = response(state, thread_id, time.perf_counter() - start)
+        log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", thread_id if _THREAD_ID.match(thread_id) else "-",
+                 result["status"], (result["error"] or {}).get("code", "-"), result["execution_time_seconds"] * 1000,
+                 result["tokens_used"])
+        return result
 
-    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the response object the CLI prints with --json."""
+    def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
+             relay: StreamedAnswer | None) -> dict[str, Any]:
+        """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
+        # "sync": every finished node is checkpointed before the next starts, so a turn killed
+        # midway can be resumed from the last finished node instead of redoing the whole turn.
+        if relay is None:
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            return state
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+                                             stream_mode=["custom", "values"]):
+            if mode == "values" and isinstance(chunk, dict):
+                state = chunk
+            elif isinstance(chunk, dict):
+                relay(chunk)
+        return state
+
+    def ask(self, question: Any, thread_id: str | None = None,
+            on_answer: Callable[[dict[str, str]], None] | None = None) -> dict[str, Any]:
+        """Run one turn and return the response object the CLI prints with --json.
+
+        Args:
+            question: the user's message.
+            thread_id: the conversation to continue (default: a new one).
+            on_answer: called with each answer event as it is produced: `{"answer_delta": text}` to
+                append, `{"answer_replace": text}` to show instead of everything so far.
+
+        """
         thread_id = thread_id or uuid.uuid4().hex
+        relay = StreamedAnswer(on_answer) if on_answer else None
 
         def work(config: RunnableConfig) -> dict[str, Any]:
-            if not isinstance(question, str):
-                raise InvalidInputError("the question must be plain text")
-            expired = self._expire(thread_id)
-            # "sync": every finished node is checkpointed before the next starts, so a turn killed
-            # midway can be resumed from the last finished node instead of redoing the whole turn.
-            state: dict[str, Any] = self.graph.invoke(
-                {"messages": [HumanMessage(content=question)]}, config, context=self.context, durability="sync"
-            )
-            if expired and self.session_ttl is not None:
-                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
-                state = {**state, "answer": f"{note}\n\n{state.get('answer', '')}"}
-            return state
+            # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
+            # and an expired thread is not cleared by a message that cannot be answered.
+            clean_question(question, self.context.max_question_chars)
+            note = ""
+            if self._expire(thread_id) and self.session_ttl is not None:
+                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
+                if relay is not None:
+                    relay({"answer_delta": note})
+            state = self._run({"messages": [HumanMessage(content=question)]}, config, relay)
+            # Notes about the conversation itself go in the reply, never in the stored history.
+            trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
+            return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
 
-        return self._turn(thread_id, work)
+        return self._turn(thread_id, work, relay)
 
     def _expire(self, thread_id: str) -> bool:
         """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
@@ -148,8 +191,7 @@ class Agent:
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:
                 raise InvalidInputError(f"thread {thread_id} has no unfinished turn to resume")
-            state: dict[str, Any] = self.graph.invoke(None, config, context=self.context, durability="sync")
-            return state
+            return self._run(None, config, None)
 
         return self._turn(thread_id, work)
 
@@ -211,5 +253,6 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
         # The extractive path has no provider usage data; its count is a tokenizer estimate.
         "tokens_estimated": str(state.get("model_used", "")).startswith("extractive"),
         "execution_time_seconds": round(seconds, 3),
+        "history_trimmed": bool(state.get("history_trimmed")),
         "error": {"code": error["code"], "message": error["message"]} if error else None,
     }

@@ -6,14 +6,23 @@ import os
 
 from langchain_core.language_models import BaseChatModel
 
-from tools.errors import LLMError, LLMRateLimitedError
+from tools.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
+# The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.
+CHAT_RETRIES = 2
+# The most the SDK sleeps between those attempts without a Retry-After header (0.5 s, then 1 s).
+CHAT_BACKOFF = 1.5
 
 
 def chat_available() -> bool:
     """Tell whether a chat model can be used (an API key is configured)."""
     return bool(os.environ.get("OPENAI_API_KEY"))
+
+
+def load_client() -> None:
+    """Import the OpenAI client now: on a cold, busy machine that takes seconds no attempt should pay for."""
+    import langchain_openai  # noqa: F401
 
 
 def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: float) -> BaseChatModel:
@@ -29,13 +38,16 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
         temperature=temperature,
         max_completion_tokens=max_tokens,
         timeout=timeout,
-        max_retries=2,
+        max_retries=CHAT_RETRIES,
         base_url=os.environ.get("OPENAI_BASE_URL") or None,
+        # Usage arrives in a last stream chunk only when asked for (langchain-openai asks on its own
+        # only for api.openai.com); tokens_used needs it from any compatible server.
+        stream_usage=True,
     )
 
 
-def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
-    """Name the cause of a failed chat call in words a user can act on."""
+def classify_failure(exc: Exception, model: str, timeout: float, *, midway: bool = False) -> LLMError:
+    """Name the cause of a failed chat call in words a user can act on (`midway`: after tokens arrived)."""
     import openai
 
     if isinstance(exc, LLMError):
@@ -50,10 +62,14 @@ def classify_failure(exc: Exception, model: str, timeout: float) -> LLMError:
         return LLMError(f"the chat service does not know the model {model}")
     if isinstance(exc, openai.BadRequestError):
         return LLMError("the chat service rejected the request as invalid")
+    if midway and isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+        return LLMError("the chat service dropped the connection in the middle of its answer")
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"the chat service did not answer within {timeout:g} s")
+        return LLMError(f"the chat service did not answer within {timeout:.3g} s")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError("cannot reach the chat service")
+    if isinstance(exc, ValueError):  # a JSON body or stream event that does not parse
+        return LLMBadOutputError("the chat service sent a reply that could not be read")
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"the chat service failed (HTTP {exc.status_code})")
     return LLMError(f"the language model is unavailable ({type(exc).__name__})")

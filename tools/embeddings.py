@@ -13,6 +13,8 @@ from langchain_core.embeddings import Embeddings
 from tools.errors import EmbeddingError
 
 LOCAL_MODEL = "local/all-MiniLM-L6-v2"
+# The Cohere SDK's own retries (its default), the only retry layer for embeddings.
+COHERE_RETRIES = 2
 COHERE_MODEL = "cohere/embed-english-v3.0"
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _cache: dict[str, Embeddings] = {}
@@ -86,6 +88,26 @@ def _local(model: str) -> Embeddings:
         model_kwargs={"device": "cpu"},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
+
+
+def embed_query(embeddings: Embeddings, text: str, timeout: float) -> list[float]:
+    """Embed a query; a Cohere call gets `timeout` per attempt (the turn's remaining time, not a fixed 30 s)."""
+    if type(embeddings).__name__ != "CohereEmbeddings":  # local embedders make no network call
+        return embeddings.embed_query(text)
+    from langchain_cohere import CohereEmbeddings
+
+    if not isinstance(embeddings, CohereEmbeddings):
+        return embeddings.embed_query(text)
+    # CohereEmbeddings.embed_query cannot pass request options; this is its call, with the timeout added.
+    response = embeddings.embed_with_retry(
+        model=embeddings.model, texts=[text], input_type="search_query", truncate=embeddings.truncate,
+        embedding_types=embeddings.embedding_types, request_options={"timeout_in_seconds": timeout},
+    )
+    by_type = response.dict().get("embeddings") or {}
+    for kind in embeddings.embedding_types:
+        if by_type.get(kind):
+            return [float(x) for x in by_type[kind][0]]
+    raise EmbeddingError("the embedding service returned no vector")
 
 
 def get_embeddings(name: str) -> Embeddings:

@@ -65,3 +65,9 @@ class StorageError(AgentError):
     """Local storage (index folder or checkpoint database) cannot be used."""
 
     code = "STORAGE_ERROR"
+
+
+class TurnTimeoutError(AgentError):
+    """The turn used up its time budget (`turn_timeout`) before it could answer."""
+
+    code = "TURN_TIMEOUT"

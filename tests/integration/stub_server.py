@@ -3,30 +3,49 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass
+class Raw:
+    """A body sent as is (HTML, broken JSON, an event stream); `cut_at` closes the connection early."""
+
+    data: bytes
+    content_type: str = "application/json"
+    cut_at: int | None = None
 
 
 class JSONStub(BaseHTTPRequestHandler):
     """Reads a JSON body and answers with `reply(body)`; subclasses decide the reply."""
 
-    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Return the status and JSON payload for one request."""
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw]:
+        """Return the status and JSON payload (or raw body) for one request."""
         raise NotImplementedError
 
     def do_POST(self) -> None:  # noqa: N802
         """Answer one POST with the subclass's reply; Retry-After 0 keeps client backoff instant."""
         status, payload = self.reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        data = json.dumps(payload).encode()
+        self.send(status, payload)
+
+    def send(self, status: int, payload: dict[str, Any] | Raw) -> None:
+        """Send a reply; a cut one announces its full length, sends part of it and hangs up."""
+        body = payload if isinstance(payload, Raw) else Raw(json.dumps(payload).encode())
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Type", body.content_type)
+        self.send_header("Content-Length", str(len(body.data)))
         self.send_header("Retry-After", "0")
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(body.data[:body.cut_at])
+        if body.cut_at is not None:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
 
     def log_message(self, *args: object) -> None:
         """Keep test output quiet."""

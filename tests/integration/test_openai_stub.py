@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from graph.builder import compile_graph
 from graph.context import Context
 from nodes.prompts import CANARY
 from rag_agent.service import Agent, open_checkpointer
-from tests.integration.stub_server import JSONStub, serve
+from tests.integration.stub_server import JSONStub, Raw, serve
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -24,23 +25,55 @@ PAGE = ("# Isaac Sim\n\n## Overview\n\nIsaac Sim is a robotics simulator built o
         "## Replicator\n\nReplicator generates synthetic data by randomising lighting and textures.\n")
 
 
-class StubOpenAI(JSONStub):
-    """Replies to chat completions from a script: a list of (status, content) pairs, last one repeats."""
+HTML_502 = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+USAGE = {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}
 
-    script: list[tuple[int, str]] = []
+
+def sse(body: dict, content: str) -> bytes:
+    """The content as an OpenAI event stream: one chunk per word, a finish chunk, usage, [DONE]."""
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    words = [w + " " for w in content.split(" ")]
+    events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": w}) for w in words]
+    events.append(chunk({}, "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                       "choices": [], "usage": USAGE})
+    return b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
+
+
+class StubOpenAI(JSONStub):
+    """Replies to chat completions from a script of (status, content[, kind]); the last one repeats.
+
+    kind: "cut" hangs up halfway through the stream, "html" sends an HTML error page, "malformed"
+    sends a JSON body that breaks off.
+    """
+
+    script: list[tuple] = []
     calls: list[dict] = []
     delay = 0.0
 
-    def reply(self, body: dict) -> tuple[int, dict]:
+    def reply(self, body: dict) -> tuple[int, dict | Raw]:
         type(self).calls.append(body)
         time.sleep(self.delay)  # a hung service: longer than the client's timeout
-        status, content = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
+        status, content, *kind = self.script[min(len(self.calls) - 1, len(self.script) - 1)]
+        if kind == ["html"]:
+            return status, Raw(HTML_502, "text/html")
+        if kind == ["malformed"] and body.get("stream"):
+            return status, Raw(b'data: {"id": "c1", "choices": [{"index": 0, "delta": {"con\n\n', "text/event-stream")
+        if kind == ["malformed"]:
+            return status, Raw(b'{"id": "c1", "choices": [{"index": 0, "message": {"role": "assis')
         if status != 200:
             return status, {"error": {"message": "stub failure", "type": "server_error"}}
+        if body.get("stream"):
+            data = sse(body, content)
+            return 200, Raw(data, "text/event-stream", len(data) // 2 if kind == ["cut"] else None)
         return 200, {
             "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+            "usage": USAGE,
         }
 
 
@@ -204,6 +237,7 @@ def test_hung_model_ends_in_a_bounded_time_with_a_pinned_attempt_count(stub: typ
     elapsed = time.perf_counter() - start
     assert out["error"]["code"] == "LLM_UNAVAILABLE" and "within 1 s" in out["answer"]
     assert len(stub.calls) == 3 and elapsed < 15  # three 1 s attempts plus backoff, not forever
+    assert all(c["stream"] for c in stub.calls)  # the streaming path keeps the timeout and the SDK's retries
 
 
 def test_injected_document_cannot_send_users_elsewhere(stub: type[StubOpenAI], tmp_path: Path) -> None:
@@ -248,4 +282,101 @@ def test_cli_against_the_stub_answers_then_fails_cleanly_when_it_is_down(stub: t
     assert failed["error"]["code"] == "LLM_UNAVAILABLE" and "chat service failed (HTTP 503)" in failed["answer"]
     assert len(stub.calls) == 3 and time.perf_counter() - start < 60  # CLI start-up included
     saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "c2"}})
+    assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]
+
+
+# --- streaming: what arrives while the model writes, and streams that break -----------------------------
+
+
+def shown(events: list[dict[str, str]]) -> str:
+    """Apply answer events the way a client shows them."""
+    text = ""
+    for event in events:
+        text = event["answer_replace"] if "answer_replace" in event else text + event["answer_delta"]
+    return text
+
+
+def test_streamed_deltas_add_up_to_the_stored_answer(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1]. See http://attacker.example/x [5]. It makes data [1].")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s1", on_answer=events.append)
+    assert stub.calls[0]["stream"] is True and stub.calls[0]["stream_options"] == {"include_usage": True}
+    assert len(events) == 3 and "".join(e["answer_delta"] for e in events) == out["answer"]
+    assert "attacker" not in out["answer"] and out["tokens_used"] == 48  # usage from the stream's last chunk
+
+
+def test_cut_stream_is_an_outage_and_the_next_turn_works(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a robotics simulator built on Omniverse [1]. " * 4, "cut")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s2", on_answer=events.append)
+    assert out["error"]["code"] == "LLM_UNAVAILABLE" and "dropped the connection" in out["answer"]
+    assert events[0] == {"answer_delta": "Isaac Sim is a robotics simulator built on Omniverse [1]."}
+    assert shown(events) == out["answer"]  # what was streamed before the cut is replaced by the error
+    assert len(stub.calls) == 1  # the SDK does not retry once the stream has started
+    stub.script, stub.calls = [(200, "Back again [1].")], []
+    assert agent.ask("What is Isaac Sim?", "s2")["status"] == "grounded"
+    messages = agent.graph.get_state({"configurable": {"thread_id": "s2"}}).values["messages"]
+    assert [m.type for m in messages] == ["human", "ai", "human", "ai"]
+
+
+def test_streaming_rate_limit_then_success_is_retried_once(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(429, ""), (200, "It simulates robots [1].")]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "s3", on_answer=events.append)
+    assert out["status"] == "grounded" and "".join(e["answer_delta"] for e in events) == out["answer"]
+    assert len(stub.calls) == 2 and all(c["stream"] for c in stub.calls)
+
+
+def test_html_error_page_is_a_clear_outage_without_html(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(502, "", "html")]
+    out = agent.ask("What is Isaac Sim?", "s4")
+    assert out["error"]["code"] == "LLM_UNAVAILABLE" and "HTTP 502" in out["error"]["message"]
+    assert "<" not in out["answer"] and "nginx" not in out["answer"]
+    assert len(stub.calls) == 3
+
+
+def test_malformed_stream_is_bad_output(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "", "malformed")]
+    out = agent.ask("What is Isaac Sim?", "s5")
+    assert out["error"]["code"] == "LLM_BAD_OUTPUT" and "could not be read" in out["answer"]
+    assert "{" not in out["error"]["message"]
+
+
+def test_malformed_classification_body_falls_back_to_the_heuristic(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a simulator [1].")]
+    agent.ask("What is Isaac Sim?", "s6")
+    stub.script, stub.calls = [(200, "", "malformed"), (200, "It does [1].")], []
+    out = agent.ask("How do I use it for synthetic data?", "s6")
+    assert out["retrieval_query"] == "How do I use Isaac Sim for synthetic data?" and out["status"] == "grounded"
+
+
+def test_empty_completion_is_bad_output(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "")]
+    out = agent.ask("What is Isaac Sim?", "s7")
+    assert out["error"]["code"] == "LLM_BAD_OUTPUT" and "empty reply" in out["answer"]
+
+
+def test_cli_with_the_chat_service_down_exits_1_quickly_and_keeps_the_question(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "isaac.md").write_text(PAGE)
+    data = tmp_path / "cli-data"
+    ingest_folder(tmp_path / "docs", data_dir=data, collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    vectorstore.close_clients()
+    env = {k: v for k, v in os.environ.items() if k != "COHERE_API_KEY"}
+    env |= {"RAG_AGENT_DATA_DIR": str(data), "RAG_AGENT_EMBEDDING_MODEL": "hash/256", "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    down = subprocess.run([str(Path(sys.executable).with_name("rag-agent")), "ask", "--json", "--threshold", "0.1",
+                           "--thread", "d1", "What is Isaac Sim?"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    failed = json.loads(down.stdout)
+    assert down.returncode == 1 and "Traceback" not in down.stderr
+    assert failed["error"]["code"] == "LLM_UNAVAILABLE" and "cannot reach the chat service" in failed["answer"]
+    # The turn itself (three refused connections and the SDK's backoff); the CLI's start-up comes on top.
+    assert failed["execution_time_seconds"] < 10
+    saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "d1"}})
     assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]

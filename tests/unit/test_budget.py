@@ -1,0 +1,96 @@
+"""The per-turn deadline: every call gets what is left of the turn, and a turn out of time says so."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import nodes.generate_grounded
+from graph.context import Context, SettingsError
+from nodes.budget import DEADLINE_KEY
+from rag_agent.service import Agent
+from tests.unit.test_durability import count_nodes
+from tests.unit.test_streaming import shown
+from tools.chat import load_client
+
+BREAD_QUESTION = "How long should I knead bread dough?"
+
+
+@pytest.mark.parametrize("value", [0, 0.5, 601])
+def test_turn_timeout_is_validated(value: float) -> None:
+    with pytest.raises(SettingsError, match="turn_timeout must be between 1 and 600"):
+        Context(turn_timeout=value)
+
+
+def test_a_turn_past_its_deadline_ends_in_the_error_handler(app: Any, make_context: Callable[..., Context]) -> None:
+    config = {"configurable": {"thread_id": "late", DEADLINE_KEY: time.time() - 1}}
+    state = app.invoke({"messages": [HumanMessage(BREAD_QUESTION)]}, config, context=make_context(turn_timeout=5))
+    assert state["status"] == "error" and state["error"]["code"] == "TURN_TIMEOUT"
+    assert "longer than its 5 s limit" in state["answer"]
+    assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
+
+
+def test_chat_call_gets_what_is_left_of_the_turn_per_attempt(
+        make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    timeouts: list[float] = []
+
+    def fake_get_chat_model(name: str, *, timeout: float, **kwargs: Any) -> GenericFakeChatModel:
+        timeouts.append(timeout)
+        return GenericFakeChatModel(messages=iter([AIMessage("Ten minutes [1].")]))
+
+    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
+    load_client()  # a cold import on a busy machine would eat into the six seconds
+    agent = Agent(make_context(turn_timeout=6, request_timeout=30), InMemorySaver())
+    assert agent.ask(BREAD_QUESTION, "t1")["status"] == "grounded"
+    # Three attempts (one call, two SDK retries) and the SDK's 1.5 s of backoff must fit in the six seconds.
+    assert len(timeouts) == 1 and 1.2 < timeouts[0] <= (6 - 1.5) / 3
+
+
+def test_a_resumed_turn_gets_a_fresh_budget(make_context: Callable[..., Context],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = count_nodes(monkeypatch, kill_first="retrieve")
+    ctx = make_context(turn_timeout=1)
+    with Agent(ctx) as first, pytest.raises(KeyboardInterrupt):
+        first.ask(BREAD_QUESTION, "crash")
+    time.sleep(1.2)  # the killed invocation's deadline has passed by the time the turn is resumed
+    with Agent(ctx) as restarted:
+        response = restarted.resume("crash")
+    assert response["status"] == "grounded", response["error"]
+    assert counts["classify"] == 1 and counts["retrieve"] == 2
+
+
+def test_turn_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "25")
+    assert Context().turn_timeout == 25
+    monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "soon")
+    with pytest.raises(SettingsError, match="RAG_AGENT_TURN_TIMEOUT must be a number of seconds"):
+        Context()
+
+
+class DrippingChatModel(GenericFakeChatModel):
+    """Streams its reply one word every 0.2 s: a server that never quite stops."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        for chunk in super()._stream(*args, **kwargs):
+            time.sleep(0.2)
+            yield chunk
+
+
+def test_an_answer_streaming_past_the_deadline_is_cut_off(make_context: Callable[..., Context],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    reply = AIMessage("Knead it [1]. " * 20)
+    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
+                        lambda name, **kwargs: DrippingChatModel(messages=iter([reply])))
+    events: list[dict[str, str]] = []
+    start = time.perf_counter()
+    out = Agent(make_context(turn_timeout=1), InMemorySaver()).ask(BREAD_QUESTION, "drip", on_answer=events.append)
+    assert out["error"]["code"] == "TURN_TIMEOUT" and time.perf_counter() - start < 3
+    assert shown(events) == out["answer"]  # the sentences streamed before the cut are replaced by the error

@@ -1,0 +1,79 @@
+"""Long conversations: the model sees only the latest turns within a token budget, and the user is told once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import nodes.generate_grounded
+import nodes.rewrite
+from graph.context import Context, SettingsError
+from nodes.history import HISTORY_NOTE
+from nodes.rewrite import Rewrite
+from rag_agent.service import Agent
+
+ANSWER = ("Knead the dough for ten minutes until it is smooth and elastic, then let it rest covered in a warm "
+          "place until it has doubled in size, which usually takes about an hour [1].")
+QUESTIONS = ["How long should I knead bread dough?", "And how long should it rest?",
+             "What about the oven temperature for it?", "And for how long does it bake?"]
+
+
+class FakeRewriter:
+    """Stands in for the chat model's structured output; records the conversation it was shown."""
+
+    prompts: list[str] = []
+
+    def with_structured_output(self, *args: Any, **kwargs: Any) -> FakeRewriter:
+        return self
+
+    def invoke(self, prompt: list[BaseMessage], config: Any = None) -> Rewrite:
+        type(self).prompts.append(str(prompt[-1].content))
+        return Rewrite(intent="question", standalone_query="How long should bread dough be kneaded and rested?")
+
+
+@pytest.fixture
+def chat_agent(make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Agent]:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    FakeRewriter.prompts = []
+    monkeypatch.setattr(nodes.rewrite, "get_chat_model", lambda name, **kwargs: FakeRewriter())
+    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
+                        lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(ANSWER)] * 10)))
+    return lambda **settings: Agent(make_context(**settings), InMemorySaver())
+
+
+def test_older_turns_are_left_out_of_the_prompt_and_the_user_is_told_once(chat_agent: Callable[..., Agent]) -> None:
+    agent = chat_agent(history_tokens=80)
+    replies = [agent.ask(q, "long") for q in QUESTIONS]
+    assert [r["status"] for r in replies] == ["grounded"] * 4
+    assert [r["history_trimmed"] for r in replies] == [False, False, True, True]
+    assert [r["answer"].endswith(HISTORY_NOTE) for r in replies] == [False, False, True, False]
+    # The third turn's rewrite saw the second question but no longer the first.
+    assert QUESTIONS[1] in FakeRewriter.prompts[1] and QUESTIONS[0] not in FakeRewriter.prompts[1]
+    stored = agent.graph.get_state({"configurable": {"thread_id": "long"}}).values["messages"]
+    assert all(HISTORY_NOTE not in m.content for m in stored)  # the note is for the user, not the history
+
+
+def test_a_generous_budget_keeps_the_whole_conversation(chat_agent: Callable[..., Agent]) -> None:
+    agent = chat_agent(history_tokens=8000)
+    replies = [agent.ask(q, "short") for q in QUESTIONS]
+    assert not any(r["history_trimmed"] for r in replies)
+    assert QUESTIONS[0] in FakeRewriter.prompts[-1]
+
+
+def test_reset_lets_the_note_be_shown_again(chat_agent: Callable[..., Agent]) -> None:
+    agent = chat_agent(history_tokens=80)
+    for q in QUESTIONS[:3]:
+        agent.ask(q, "again")
+    agent.ask("/reset", "again")
+    assert [agent.ask(q, "again")["answer"].endswith(HISTORY_NOTE) for q in QUESTIONS[:3]] == [False, False, True]
+
+
+@pytest.mark.parametrize("value", [10, 9000])
+def test_history_budget_is_validated(value: int) -> None:
+    with pytest.raises(SettingsError, match="history_tokens must be between 50 and 8000"):
+        Context(history_tokens=value)
