@@ -17,8 +17,9 @@ from nodes.history import HISTORY_NOTE
 from nodes.rewrite import Rewrite
 from rag_agent.service import Agent
 
-ANSWER = ("Knead the dough for ten minutes until it is smooth and elastic, then let it rest covered in a warm "
-          "place until it has doubled in size, which usually takes about an hour [1].")
+# Faithful to the bread page (the grounding check would flag anything else) and long enough to fill the budget.
+ANSWER = ("Bread dough needs flour, water, yeast and salt, and the dough should be kneaded for ten minutes until "
+          "it is smooth: knead the bread dough for ten minutes, until smooth [1].")
 QUESTIONS = ["How long should I knead bread dough?", "And how long should it rest?",
              "What about the oven temperature for it?", "And for how long does it bake?"]
 

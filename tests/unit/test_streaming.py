@@ -44,13 +44,14 @@ def model_says(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
 
 def test_llm_answer_streams_sentence_by_sentence_and_adds_up_to_the_answer(
         agent: Agent, model_says: Callable[[str], None]) -> None:
-    model_says("Knead it for ten minutes [1]. See http://evil.example/x for more [4]. Then let it rest [1].")
+    model_says("Knead it for ten minutes [1]. Bread dough needs flour and yeast, see http://evil.example/x [9]. "
+               "It also needs water and salt [1].")
     events: list[dict[str, str]] = []
     out = agent.ask(BREAD_QUESTION, "t1", on_answer=events.append)
     assert out["status"] == "grounded"
     assert len(events) == 3 and all("answer_delta" in e for e in events)
     assert "".join(e["answer_delta"] for e in events) == out["answer"]
-    assert "evil.example" not in out["answer"] and "[4]" not in out["answer"]
+    assert "evil.example" not in out["answer"] and "[9]" not in out["answer"]
 
 
 def test_streaming_does_not_change_the_response(agent: Agent, model_says: Callable[[str], None]) -> None:
@@ -99,8 +100,8 @@ def test_cli_prints_the_streamed_answer_once_then_its_sources(
     ctx = make_context()
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
     monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
-    model_says("Knead it for ten minutes [1]. Then let it rest [1].")
+    model_says("Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1].")
     assert main(["--data-dir", ctx.data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "Knead it for ten minutes [1]. Then let it rest [1]."
+    assert lines[0] == "Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1]."
     assert len(lines) == 2 and lines[1].startswith("  [1] ")
