@@ -297,7 +297,8 @@ def shown(events: list[dict[str, str]]) -> str:
 
 
 def test_streamed_deltas_add_up_to_the_stored_answer(stub: type[StubOpenAI], agent: Agent) -> None:
-    stub.script = [(200, "Isaac Sim is a simulator [1]. See http://attacker.example/x [5]. It makes data [1].")]
+    stub.script = [(200, "Isaac Sim is a robotics simulator [1]. It is built on Omniverse "
+                         "http://attacker.example/x [9]. It is for synthetic data [1].")]
     events: list[dict[str, str]] = []
     out = agent.ask("What is Isaac Sim?", "s1", on_answer=events.append)
     assert stub.calls[0]["stream"] is True and stub.calls[0]["stream_options"] == {"include_usage": True}
@@ -313,7 +314,7 @@ def test_cut_stream_is_an_outage_and_the_next_turn_works(stub: type[StubOpenAI],
     assert events[0] == {"answer_delta": "Isaac Sim is a robotics simulator built on Omniverse [1]."}
     assert shown(events) == out["answer"]  # what was streamed before the cut is replaced by the error
     assert len(stub.calls) == 1  # the SDK does not retry once the stream has started
-    stub.script, stub.calls = [(200, "Back again [1].")], []
+    stub.script, stub.calls = [(200, "Isaac Sim is a robotics simulator [1].")], []
     assert agent.ask("What is Isaac Sim?", "s2")["status"] == "grounded"
     messages = agent.graph.get_state({"configurable": {"thread_id": "s2"}}).values["messages"]
     assert [m.type for m in messages] == ["human", "ai", "human", "ai"]
@@ -324,7 +325,8 @@ def test_streaming_rate_limit_then_success_is_retried_once(stub: type[StubOpenAI
     events: list[dict[str, str]] = []
     out = agent.ask("What is Isaac Sim?", "s3", on_answer=events.append)
     assert out["status"] == "grounded" and "".join(e["answer_delta"] for e in events) == out["answer"]
-    assert len(stub.calls) == 2 and all(c["stream"] for c in stub.calls)
+    # The 429, the answer, then the grounding judge's call (not streamed).
+    assert len(stub.calls) == 3 and all(c["stream"] for c in stub.calls[:2])
 
 
 def test_html_error_page_is_a_clear_outage_without_html(stub: type[StubOpenAI], agent: Agent) -> None:

@@ -77,7 +77,7 @@ def qdrant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Stu
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "isaac.md").write_text(PAGE)
     ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=HashEmbeddings(256),
-                  embedding_model="hash/256", progress=False)
+                  embedding_model="hash/256", progress=False, retrieval="dense")  # the stub scores dense queries only
     stored, _ = vectorstore.open_client(tmp_path).scroll("docs", limit=100, with_vectors=True, with_payload=True)
     vectorstore.close_clients()
     StubQdrant.points = [{"id": str(p.id), "vector": p.vector, "payload": p.payload} for p in stored]
