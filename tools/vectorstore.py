@@ -125,12 +125,13 @@ def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[s
 
 
 def search(
-    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int
+    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int,
+    *, query_filter: models.Filter | None = None,
 ) -> list[tuple[Document, float]]:
-    """Return the k nearest chunks to an already-embedded query, with cosine scores."""
+    """Return the k nearest chunks to an already-embedded query, with cosine scores, within `query_filter`."""
     try:
         vstore = store(client, collection, embeddings, validate=False)
-        return vstore.similarity_search_with_score_by_vector(vector, k=k)
+        return vstore.similarity_search_with_score_by_vector(vector, k=k, filter=query_filter)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
 
