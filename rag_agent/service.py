@@ -112,19 +112,31 @@ class Agent:
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         return response(state, thread_id, time.perf_counter() - start)
 
-    def ask(self, question: Any, thread_id: str | None = None) -> dict[str, Any]:
-        """Run one turn and return the response object the CLI prints with --json."""
+    def ask(self, question: Any, thread_id: str | None = None, *, context: str | None = None,
+            filters: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run one turn and return the response object the CLI prints with --json.
+
+        Args:
+            question: the user's message.
+            thread_id: the conversation to continue (default: a new one).
+            context: a text selection to answer from instead of the index.
+            filters: metadata restrictions on retrieval, e.g. {"module": "module-3"}.
+
+        """
         thread_id = thread_id or uuid.uuid4().hex
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not isinstance(question, str):
                 raise InvalidInputError("the question must be plain text")
+            if context is not None and not (isinstance(context, str) and context.strip()):
+                raise InvalidInputError("the selection (context) is empty; pass some text or leave it out")
             expired = self._expire(thread_id)
+            # `context` and `filters` are state channels that persist on a thread: both are always
+            # sent, so each turn uses exactly what this call asked for.
+            turn = {"messages": [HumanMessage(content=question)], "context": context or "", "filters": filters or {}}
             # "sync": every finished node is checkpointed before the next starts, so a turn killed
             # midway can be resumed from the last finished node instead of redoing the whole turn.
-            state: dict[str, Any] = self.graph.invoke(
-                {"messages": [HumanMessage(content=question)]}, config, context=self.context, durability="sync"
-            )
+            state: dict[str, Any] = self.graph.invoke(turn, config, context=self.context, durability="sync")
             if expired and self.session_ttl is not None:
                 note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl))
                 state = {**state, "answer": f"{note}\n\n{state.get('answer', '')}"}
@@ -203,6 +215,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
                       for c in retrieved],
         "top_score": None if state.get("top_score") is None else round(state["top_score"], 3),
         "threshold": state.get("threshold"),
+        "not_found": state.get("not_found"),
+        "retrieval_cached": bool(state.get("retrieval_cached")),
         "model_used": state.get("model_used", ""),
         "embedding_model": state.get("embedding_model", ""),
         "tokens_used": state.get("tokens_used", 0),
