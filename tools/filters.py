@@ -39,19 +39,22 @@ def matching_sources(filters: dict[str, str], sources: Iterable[str]) -> list[st
     """Return the indexed sources every filter admits, or raise InvalidInputError naming a bad key or value."""
     if not isinstance(filters, dict):
         raise InvalidInputError("filters must be a mapping of key to value, e.g. {\"module\": \"module-3\"}")
-    selected = sorted(set(sources))
+    indexed = set(sources)
+    selected = sorted(indexed)
     for key, value in filters.items():
         if key not in _KEYS:
             raise InvalidInputError(f"unknown filter key {key!r}; known keys: {', '.join(KEYS)}")
         if not isinstance(value, str) or not value.strip():
             raise InvalidInputError(f"filter {key} needs a non-empty text value")
         value_of, prefix = _KEYS[key]
-        admitted = [s for s in selected if (value_of(s).startswith(value) if prefix else value_of(s) == value)]
-        if not admitted:
-            known = _listing(value_of(s) for s in sources)
+        matching = {s for s in indexed if (value_of(s).startswith(value) if prefix else value_of(s) == value)}
+        if not matching:
+            known = _listing(value_of(s) for s in indexed)
             what = "no indexed source starts with" if prefix else f"unknown {key}"
             raise InvalidInputError(f"{what} {value!r} (filter {key}={value}); known {key} values: {known}")
-        selected = admitted
+        selected = [s for s in selected if s in matching]
+    if not selected:
+        raise InvalidInputError(f"no indexed page matches all of the filters {describe(filters)} at once")
     return selected
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -14,6 +17,7 @@ import nodes.generate_grounded
 from graph.builder import compile_graph
 from graph.context import Context
 from nodes.rewrite import Rewrite
+from rag_agent.cli import main
 from rag_agent.service import Agent
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD
 from tools.embeddings import HashEmbeddings
@@ -98,6 +102,12 @@ def test_unknown_filter_key_names_the_known_keys(agent: Agent) -> None:
     out = agent.ask(ISAAC_QUESTION, "t1", filters={"colour": "red"})
     assert out["error"]["code"] == "INVALID_INPUT"
     assert "'colour'" in out["error"]["message"] and "module, chapter, source" in out["error"]["message"]
+
+
+def test_filters_that_exclude_each_other_are_an_input_error(agent: Agent) -> None:
+    out = agent.ask(ISAAC_QUESTION, "t1", filters={"module": "robots", "chapter": "kitchen/baking"})
+    assert out["error"]["code"] == "INVALID_INPUT"
+    assert "no indexed page matches all of the filters" in out["error"]["message"]
 
 
 def test_filters_apply_only_to_the_call_that_sends_them(agent: Agent) -> None:
@@ -243,3 +253,39 @@ def test_a_message_is_kept_once_per_turn_with_the_cache(agent: Agent, modules: C
     agent.ask(BREAD_QUESTION, "t1")
     state = agent.graph.get_state({"configurable": {"thread_id": "t1"}}).values
     assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage] * 2
+
+
+# --- the command line -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(modules: Context, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run `rag-agent ask --json` over the two-module index; return (exit code, response or stderr)."""
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
+
+    def run(*args: str) -> tuple[int, Any]:
+        code = main(["--data-dir", modules.data_dir, "ask", "--json", "--threshold", "0.2", *args])
+        out, err = capsys.readouterr()
+        return code, json.loads(out) if out else err
+
+    return run
+
+
+def test_cli_reads_the_selection_from_stdin(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(KINEMATICS))
+    code, out = cli("--context", "-", KINEMATICS_QUESTION)
+    assert code == 0 and out["status"] == "grounded"
+    assert {c["source"] for c in out["citations"]} == {"selection"}
+
+
+def test_cli_filter_flags(cli: Any) -> None:
+    code, out = cli("--filter", "module=kitchen", BREAD_QUESTION)
+    assert code == 0 and {c["source"] for c in out["citations"]} == {"kitchen/baking.md"}
+    code, err = cli("--filter", "module", BREAD_QUESTION)
+    assert code == 2 and "KEY=VALUE" in err
+
+
+def test_cli_unreadable_selection_exits_2(cli: Any, tmp_path: Path) -> None:
+    code, err = cli("--context", str(tmp_path / "missing.txt"), BREAD_QUESTION)
+    assert code == 2 and "missing.txt" in err
