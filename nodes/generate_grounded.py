@@ -126,7 +126,8 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     if not citations:
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
     if not chat_available():
-        answer += EXTRACTIVE_NOTE
+        source = "your selection" if state.get("context") else "the documentation"
+        answer += EXTRACTIVE_NOTE.replace("the documentation", source)
     return {
         "status": "grounded",
         "answer": answer,

@@ -128,6 +128,7 @@ def test_selection_answers_and_cites_only_the_selection(agent: Agent) -> None:
     assert {c["source_url"] for c in out["citations"]} == {"selection#part-1"}
     assert out["citations"][0]["title"] == "Your selection"
     assert "joint angles" in out["answer"]
+    assert "Quoted from your selection" in out["answer"]
 
 
 def test_selection_refuses_an_off_topic_question(agent: Agent) -> None:
