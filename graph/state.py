@@ -11,7 +11,7 @@ from langgraph.graph.message import add_messages
 # server then gives Studio no input or output schema for the graph.
 from typing_extensions import TypedDict
 
-Intent = Literal["question", "chitchat", "reset", "invalid"]
+Intent = Literal["question", "chitchat", "reset", "invalid", "out_of_scope"]
 Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]
 # "unsupported": the generated answer kept no valid citation or no statement its sources support.
 NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent", "unsupported"]
@@ -63,6 +63,8 @@ class Section(TypedDict):
     title: str
     source_url: str
     score: float
+    # The indexed document the section belongs to (its module is the first folder).
+    source: NotRequired[str]
 
 
 class NotFound(TypedDict):
@@ -103,6 +105,8 @@ class OutputState(InputState, total=False):
     # How likely the answer is right, in [0, 1]; None when nothing was answered.
     confidence: float | None
     not_found: NotFound | None
+    # Whether this turn reused the retrieval of an identical earlier query on the thread.
+    retrieval_cached: bool
     # User turns on the thread since it began or was reset; unlike `messages` it is not windowed.
     turns: int
     # This turn's model prompt left out older turns of the conversation to stay within `history_tokens`.
@@ -142,4 +146,5 @@ def turn_defaults() -> dict[str, Any]:
         "not_found": None,
         "history_trimmed": False,
         "history_note": "",
+        "retrieval_cached": False,
     }

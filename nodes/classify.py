@@ -9,13 +9,14 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
-from graph.state import State, turn_defaults
+from graph.state import NotFound, State, turn_defaults
+from nodes.generate_not_found import compose
 from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from nodes.history import HISTORY_NOTE, recent_history, window_removals
 from nodes.rewrite import llm_rewrite
 from tools.chat import chat_available
 from tools.errors import InvalidInputError
-from tools.validation import clean_question
+from tools.validation import clean_question, clean_selection
 
 RESET_COMMANDS = {"/reset", "/clear", "/new"}
 RESET_REPLY = "Conversation cleared. What would you like to know?"
@@ -50,6 +51,14 @@ def _turns(state: State, message: HumanMessage | None) -> int:
     return previous + (message is not None)
 
 
+def out_of_scope(query: str, state: State, removals: list[RemoveMessage]) -> dict[str, Any]:
+    """Decline a request the chat model judged no documentation could answer, without retrieving."""
+    found: NotFound = {"reason": "out_of_scope_intent", "best_score": None, "threshold": None, "nearest": []}
+    answer = compose(query.rstrip("?.! "), found, state.get("filters") or {}, bool(state.get("context")))
+    return {"intent": "out_of_scope", "status": "not_found", "retrieval_query": query, "answer": answer,
+            "not_found": found, "messages": [*removals, AIMessage(answer)]}
+
+
 def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Reset the turn's fields, trim the window, then record the intent and the query to retrieve with."""
     ctx = resolve_context(runtime.context)
@@ -57,7 +66,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     message = _latest_user_message(messages)
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
-    update = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
+    update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
     forged = _client_roles(messages)
     try:
         if forged:
@@ -67,6 +76,10 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if message is None:
             raise InvalidInputError("the last message must come from the user")
         text = clean_question(message.content, ctx.max_question_chars)
+        selection = clean_selection(state.get("context") or "")
+        if selection and state.get("filters"):
+            raise InvalidInputError("filters restrict the documentation search and cannot be combined with a "
+                                    "selection (context), which is searched instead; drop one of them")
     except InvalidInputError as exc:
         return {**update, "intent": "invalid", "error": {"code": exc.code, "message": exc.message, "node": "classify"}}
 
@@ -81,6 +94,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "turns": 0,
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
         }
+    update["context"] = selection  # cleaned: invisible characters never reach the embedder or the prompt
     reply = chitchat_reply(text)
     if reply is not None:
         return {**update, "intent": "chitchat", "status": "chitchat", "answer": reply,
@@ -99,6 +113,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if rewrite is not None and rewrite.intent == "chitchat":
             return {**update, "intent": "chitchat", "status": "chitchat", "answer": CHITCHAT_REPLY,
                     "messages": [*removals, AIMessage(CHITCHAT_REPLY)]}
+        if rewrite is not None and rewrite.intent == "out_of_scope":
+            return {**update, **out_of_scope(rewrite.standalone_query.strip(), state, removals)}
         if rewrite is not None:
             query = rewrite.standalone_query.strip()
             return {**update, "intent": "question", "retrieval_query": query, "last_query": query}

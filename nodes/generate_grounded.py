@@ -150,7 +150,8 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
-    answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE)
+    source = "your selection" if state.get("context") else "the documentation"
+    answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE.replace("the documentation", source))
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
     streamed.settle(answer)
     return {

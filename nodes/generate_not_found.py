@@ -1,4 +1,4 @@
-"""generate_not_found: say the documentation does not cover the question and show what it does cover."""
+"""generate_not_found: say why the question was not answered and show the nearest sections, with links."""
 
 from __future__ import annotations
 
@@ -6,29 +6,72 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from graph.state import Chunk, State
+from graph.state import Chunk, NotFound, NotFoundReason, Section, State
 from tools.confidence import confidence
+from tools.filters import describe, module_of
 
 
-def nearest_sections(chunks: list[Chunk], limit: int = 3) -> list[str]:
-    """Return up to `limit` distinct section titles from the retrieved chunks, best first."""
-    seen: list[str] = []
+def label(chunk: Chunk) -> str:
+    """Name a chunk's section as the reader sees it: page title › top heading."""
+    return " › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]])
+
+
+def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:
+    """Return up to `limit` distinct sections of the chunks, best first, with deep links."""
+    found: dict[str, Section] = {}
     for chunk in chunks:
-        label = " › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]])
-        if label not in seen:
-            seen.append(label)
-    return seen[:limit]
+        name = label(chunk)
+        if name not in found:
+            found[name] = {"title": name, "source_url": chunk["source_url"], "score": round(chunk["score"], 3),
+                           "source": chunk["source"]}
+    return list(found.values())[:limit]
+
+
+def diagnose(state: State) -> NotFound:
+    """Decide why the turn has no answer; retrieve or classify may already have said."""
+    known = state.get("not_found")
+    if known:
+        return known
+    retrieved, top = state.get("retrieved", []), state.get("top_score")
+    # The gate let the chunks through, so it was the generated answer that had no support.
+    reason: NotFoundReason = (
+        "unsupported" if state.get("grounded") else "below_threshold" if retrieved else "no_results")
+    return {"reason": reason, "best_score": top, "threshold": state.get("threshold"), "nearest": sections(retrieved)}
+
+
+def _why(found: NotFound) -> str:
+    """Explain the reason in one clause."""
+    if found["reason"] == "no_results":
+        return "the search found nothing to answer from."
+    if found["reason"] == "unsupported":
+        return "the passages found do not support an answer."
+    if found["reason"] == "out_of_scope_intent":
+        return "that is not something documentation can answer."
+    best, needed = found["best_score"], found["threshold"]
+    known = best is not None and needed is not None
+    scores = f" (best match {best:.2f}, below the {needed:.2f} needed)" if known else ""
+    return f"nothing matches it closely enough{scores}."
+
+
+def compose(query: str, found: NotFound, filters: dict[str, str], selection: bool) -> str:
+    """Write the not-found reply: what is missing, where, why, and the nearest sections."""
+    where = "your selection" if selection else describe(filters) if filters else "the documentation"
+    links = "\n".join(f"- {s['title']} — {s['source_url']}" for s in found["nearest"])
+    if found["reason"] == "filtered_out":
+        best = found["nearest"][0].get("source", "") if found["nearest"] else ""
+        other = module_of(best) or best or "another part of the documentation"
+        return f"I don't have information about “{query}” in {where}; {other} covers it:\n{links}"
+    answer = f"I don't have information about “{query}” in {where}: {_why(found)}"
+    return answer + (f" The closest sections it covers are:\n{links}" if links else "")
 
 
 def generate_not_found(state: State) -> dict[str, Any]:
-    """Reply honestly that there is no answer, without inventing one."""
+    """Reply honestly that there is no answer, saying why, without inventing one."""
     query = state.get("retrieval_query", "").rstrip("?.! ")
-    answer = f"I don't have information about “{query}” in the documentation."
-    sections = nearest_sections(state.get("retrieved", []))
-    if sections:
-        answer += " The closest sections it covers are:\n" + "\n".join(f"- {s}" for s in sections)
+    found = diagnose(state)
+    answer = compose(query, found, state.get("filters") or {}, bool(state.get("context")))
     # Confidence that the best section answers after all: low when refusing was right.
     relevances = [c.get("relevance", c["score"]) for c in state.get("retrieved", [])]
-    return {"status": "not_found", "grounded": False, "answer": answer, "citations": [],
+    return {"status": "not_found", "grounded": False, "answer": answer, "citations": [], "not_found": found,
             "confidence": confidence(state.get("top_score"), state.get("threshold"), relevances),
             "messages": [AIMessage(answer)]}

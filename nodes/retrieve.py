@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, State
+from nodes import retrieval_cache
 from nodes.budget import call_timeout, remaining
-from tools import lexical, manifest, ranking, vectorstore
+from nodes.generate_not_found import sections
+from nodes.selection import selection_chunks
+from tools import filters, lexical, manifest, ranking, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
-from tools.errors import AgentError, EmbeddingError
+from tools.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -27,35 +32,92 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
     }
 
 
+def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
+    """Return the collection's manifest entry; a selection is answered even without a usable index."""
+    try:
+        return manifest.collection_info(ctx.data_dir, ctx.collection, name)
+    except (IndexMissingError, IndexMismatchError):
+        if selection:
+            return None
+        raise
+
+
+def _embedded(name: str, embed: Any) -> Any:
+    """Run an embedding call, turning any provider failure into EmbeddingError."""
+    try:
+        return embed()
+    except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
+        raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
+
+
+def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
+    """Return the index's term statistics (counted once for an old index), else the selection's own."""
+    terms = lexical.load(ctx.data_dir, ctx.collection)
+    if terms is None and texts is not None:
+        return lexical.build(texts)
+    if terms is None:  # an index built before term statistics existed: count them once now
+        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(ctx.data_dir), ctx.collection))
+        lexical.save(ctx.data_dir, ctx.collection, terms)
+    return terms
+
+
+def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
+            sources: list[str] | None) -> tuple[list[Chunk], float | None]:
+    """Search the collection (only `sources`, when given) and re-rank the candidates."""
+    client = vectorstore.open_client(ctx.data_dir)
+    remaining(ctx)  # out of time: no further call
+    hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
+                              mode=mode, text=query,
+                              query_filter=filters.to_qdrant(sources) if sources is not None else None)
+    return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
+
+
+def _clears(confidence: float | None, threshold: float) -> bool:
+    """Tell whether a confidence passes the gate (as score_gate decides)."""
+    return confidence is not None and confidence >= threshold
+
+
+def _fresh(ctx: Context, name: str, query: str, selection: str, scope: list[str] | None,
+           threshold: float, mode: str) -> dict[str, Any]:
+    """Embed and search: the selection in context mode, else the (filtered) index."""
+    embeddings = get_embeddings(name)
+    timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
+    vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
+    if selection:
+        hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
+        chunks, confidence = ranking.rank(query, hits, _lexicon(ctx, [c["text"] for c in hits]), ctx.top_k)
+        return {"retrieved": chunks, "top_score": confidence}
+    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
+    result: dict[str, Any] = {"retrieved": chunks, "top_score": confidence}
+    if scope is not None and not _clears(confidence, threshold):
+        # Same query vector without the filter: was the filter what kept the answer out?
+        wider, best = _search(ctx, embeddings, vector, query, mode, None)
+        if _clears(best, threshold):
+            result["not_found"] = {"reason": "filtered_out", "best_score": confidence, "threshold": threshold,
+                                   "nearest": sections(wider)}
+    return result
+
+
 def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Search the collection; failures are recorded for error_handler, not raised."""
+    """Search the collection or the user's selection; failures are recorded for error_handler, not raised."""
     ctx = resolve_context(runtime.context)
     name = resolve_name(ctx.embedding_model)
+    query, selection, wanted = state["retrieval_query"], state.get("context") or "", state.get("filters") or {}
     try:
-        info = manifest.collection_info(ctx.data_dir, ctx.collection, name)
-        embeddings = get_embeddings(name)
-        timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
-        try:
-            vector = embed_query(embeddings, state["retrieval_query"], timeout)
-        except Exception as exc:  # provider SDKs raise many types; all mean "embedding unavailable"
-            raise EmbeddingError(f"the embedding model {name} failed ({type(exc).__name__})") from exc
-        client = vectorstore.open_client(ctx.data_dir)
-        remaining(ctx)
-        hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
-                                  mode=manifest.retrieval_mode(info), text=state["retrieval_query"])
-        terms = lexical.load(ctx.data_dir, ctx.collection)
-        if terms is None:  # an index built before term statistics existed: count them once now
-            terms = lexical.build(vectorstore.iter_texts(client, ctx.collection))
-            lexical.save(ctx.data_dir, ctx.collection, terms)
+        info = _index(ctx, name, selection)
+        threshold = ctx.score_threshold if ctx.score_threshold is not None else (
+            manifest.threshold(info) if info else manifest.default_threshold(name))
+        # Filters are checked against the index's own values before anything is embedded.
+        scope = filters.matching_sources(wanted, (info or {}).get("documents", {})) if wanted else None
+        thread = get_config().get("configurable", {}).get("thread_id")
+        key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, ctx.data_dir, ctx.collection,
+                                  query, wanted, ctx.top_k, threshold, retrieval_cache.text_hash(selection))
+        result = retrieval_cache.get(key) if thread else None
+        cached = result is not None
+        if result is None:
+            result = _fresh(ctx, name, query, selection, scope, threshold, manifest.retrieval_mode(info or {}))
+            if thread:
+                retrieval_cache.put(key, result)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
-    chunks, confidence = ranking.rank(
-        state["retrieval_query"], [to_chunk(doc.metadata, score) for doc, score in hits], terms, ctx.top_k
-    )
-    threshold = ctx.score_threshold if ctx.score_threshold is not None else manifest.threshold(info)
-    return {
-        "retrieved": chunks,
-        "top_score": confidence,
-        "threshold": threshold,
-        "embedding_model": name,
-    }
+    return {**result, "threshold": threshold, "embedding_model": name, "retrieval_cached": cached}

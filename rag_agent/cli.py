@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--threshold", type=float, help="override the index's calibrated score threshold")
     chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
     chat.add_argument("--thread", help="conversation id to continue")
+    for command in (ask, chat):
+        command.add_argument("--context", metavar="FILE|-",
+                             help="answer only from this text selection (a file, or - for stdin)")
+        command.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", dest="filters",
+                             help="restrict retrieval: module=, chapter= or source= (a path prefix); repeatable")
     config = sub.add_parser("config", help="show the settings in use and why")
     config.add_argument("--json", action="store_true", help="print the settings as one JSON object")
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
@@ -129,15 +134,36 @@ def _exit_code(result: dict[str, Any]) -> int:
     return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
 
 
+def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
+    """Read --context and parse the --filter flags; the graph validates their content."""
+    from tools.errors import InvalidInputError
+
+    filters: dict[str, str] = {}
+    for item in args.filters:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or key.strip() in filters:
+            raise InvalidInputError(f"--filter {item!r} must be KEY=VALUE, each key once (e.g. module=module-3)")
+        filters[key.strip()] = value.strip()
+    if args.context is None:
+        return None, filters
+    try:
+        text = sys.stdin.read() if args.context == "-" else Path(args.context).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read the --context file {args.context}: {exc}") from exc
+    return text, filters
+
+
 def _ask(args: argparse.Namespace, ctx: Context) -> int:
     """Answer one question."""
     from rag_agent.service import Agent
 
+    selection, filters = _scope(args)
     if args.json:
-        result = Agent(ctx).ask(args.question, args.thread)
+        result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters)
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        result = Agent(ctx).ask(args.question, args.thread, on_answer=_print_event)
+        result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters,
+                                on_answer=_print_event)
         _print_answer(result, streamed=True)
     return _exit_code(result)
 
@@ -147,7 +173,11 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
     import uuid
 
     from rag_agent.service import Agent
+    from tools.errors import InvalidInputError
 
+    if args.context == "-":
+        raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
+    selection, filters = _scope(args)  # kept for the whole session
     agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
     print(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit quits")
     while True:
@@ -157,7 +187,8 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
             return EXIT_OK
         if line.strip() in {"/exit", "/quit"}:
             return EXIT_OK
-        _print_answer(agent.ask(line, thread, on_answer=_print_event), streamed=True)
+        _print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=_print_event),
+                      streamed=True)
 
 
 def describe(ctx: Context) -> dict[str, str]:

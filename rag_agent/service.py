@@ -145,13 +145,16 @@ class Agent:
                 relay(chunk)
         return state
 
-    def ask(self, question: Any, thread_id: str | None = None,
+    def ask(self, question: Any, thread_id: str | None = None, *, context: str | None = None,
+            filters: dict[str, str] | None = None,
             on_answer: Callable[[dict[str, str]], None] | None = None) -> dict[str, Any]:
         """Run one turn and return the response object the CLI prints with --json.
 
         Args:
             question: the user's message.
             thread_id: the conversation to continue (default: a new one).
+            context: a text selection to answer from instead of the index.
+            filters: metadata restrictions on retrieval, e.g. {"module": "module-3"}.
             on_answer: called with each answer event as it is produced: `{"answer_delta": text}` to
                 append, `{"answer_replace": text}` to show instead of everything so far.
 
@@ -163,12 +166,17 @@ class Agent:
             # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
             # and an expired thread is not cleared by a message that cannot be answered.
             clean_question(question, self.context.max_question_chars)
+            if context is not None and not (isinstance(context, str) and context.strip()):
+                raise InvalidInputError("the selection (context) is empty; pass some text or leave it out")
             note = ""
             if self._expire(thread_id) and self.session_ttl is not None:
                 note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
                 if relay is not None:
                     relay({"answer_delta": note})
-            state = self._run({"messages": [HumanMessage(content=question)]}, config, relay)
+            # `context` and `filters` are state channels that persist on a thread: both are always
+            # sent, so each turn uses exactly what this call asked for.
+            turn = {"messages": [HumanMessage(content=question)], "context": context or "", "filters": filters or {}}
+            state = self._run(turn, config, relay)
             # Notes about the conversation itself go in the reply, never in the stored history.
             trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
             return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
@@ -247,6 +255,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
         "threshold": state.get("threshold"),
         "grounding": state.get("grounding"),
         "confidence": state.get("confidence"),
+        "not_found": state.get("not_found"),
+        "retrieval_cached": bool(state.get("retrieval_cached")),
         "model_used": state.get("model_used", ""),
         "embedding_model": state.get("embedding_model", ""),
         "tokens_used": state.get("tokens_used", 0),

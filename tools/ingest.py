@@ -181,8 +181,13 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     for source in removed:
         known.pop(source, None)
     info.update(source_root=source_root, pending=[], updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    touched = bool(changed or removed or "version" not in info)
+    if touched:  # before and after the writes, so nothing read mid-ingest is kept under the final version
+        manifest.new_version(info)
     manifest.save(data_dir, data)
     report.embedded = _write(client, collection, embeddings, found, changed, hashes, dirty, data, data_dir, settings)
+    if touched:
+        manifest.new_version(info)
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexical.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,16 @@ def collection_info(data_dir: str | Path, collection: str, embedding_model: str)
 def retrieval_mode(info: dict[str, Any]) -> str:
     """Return how a collection's candidates are fetched."""
     return str(info.get("retrieval", "dense"))
+
+
+def new_version(info: dict[str, Any]) -> None:
+    """Give the collection a new index version: results computed from its previous content are stale."""
+    info["version"] = uuid.uuid4().hex
+
+
+def version(info: dict[str, Any]) -> str:
+    """Return the collection's index version (an index from before versions existed: its last update time)."""
+    return str(info.get("version") or info.get("updated_at") or "")
 
 
 def default_threshold(embedding_model: str) -> float:

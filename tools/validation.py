@@ -14,18 +14,38 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 
 
+# A selection is embedded chunk by chunk on every new question, so it is bounded like a few pages.
+MAX_SELECTION_CHARS = 20_000
+
+
+def _clean(content: object, what: str) -> str:
+    """Strip escapes, controls and invisible characters, normalise, and raise if the text is unusable."""
+    if not isinstance(content, str):
+        raise InvalidInputError(f"the {what} must be plain text")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
+        raise InvalidInputError(f"the {what} contains invalid Unicode (lone surrogates)")
+    text = _INVISIBLE.sub("", _CONTROL.sub("", _ANSI.sub("", content)))
+    return unicodedata.normalize("NFC", text).strip()
+
+
 def clean_question(content: object, max_chars: int = 1000) -> str:
     """Return the normalised question, or raise InvalidInputError naming what is wrong with it."""
-    if not isinstance(content, str):
-        raise InvalidInputError("the question must be plain text")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
-        raise InvalidInputError("the question contains invalid Unicode (lone surrogates)")
-    text = _INVISIBLE.sub("", _CONTROL.sub("", _ANSI.sub("", content)))
-    text = unicodedata.normalize("NFC", text).strip()
+    text = _clean(content, "question")
     if not text:
         raise InvalidInputError("the question is empty; type a question about the documentation")
     if len(text) > max_chars:
         raise InvalidInputError(
             f"the question is too long ({len(text)} characters; the limit is {max_chars}); shorten it"
+        )
+    return text
+
+
+def clean_selection(content: object, max_chars: int = MAX_SELECTION_CHARS) -> str:
+    """Return the normalised text selection ("" for none), or raise InvalidInputError naming the problem."""
+    text = _clean(content, "selection (context)")
+    if len(text) > max_chars:
+        raise InvalidInputError(
+            f"the selection (context) is too long ({len(text)} characters; the limit is {max_chars}); "
+            "select a shorter passage"
         )
     return text

@@ -141,21 +141,25 @@ def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[s
 
 def search(
     client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,
-    mode: str = DENSE, text: str = "",
+    mode: str = DENSE, text: str = "", query_filter: models.Filter | None = None,
 ) -> list[tuple[Document, float]]:
-    """Return k chunks for an already-embedded query, with cosine scores; hybrid mode also matches `text`'s terms."""
+    """Return k chunks for an already-embedded query, with cosine scores, within `query_filter`.
+
+    Hybrid mode also matches `text`'s terms by keyword.
+    """
     try:
         keywords = BM25Encoder().embed_query(text) if mode == HYBRID else None
         if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
-            return _hybrid(client, collection, vector, keywords, k)
+            return _hybrid(client, collection, vector, keywords, k, query_filter)
         vstore = store(client, collection, embeddings, validate=False)
-        return vstore.similarity_search_with_score_by_vector(vector, k=k)
+        return vstore.similarity_search_with_score_by_vector(vector, k=k, filter=query_filter)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
 
 
 def _hybrid(
-    client: QdrantClient, collection: str, vector: list[float], keywords: SparseVector, k: int
+    client: QdrantClient, collection: str, vector: list[float], keywords: SparseVector, k: int,
+    query_filter: models.Filter | None = None,
 ) -> list[tuple[Document, float]]:
     """Pick k candidates by RRF of dense and BM25 neighbours, then score them by their dense cosine."""
     # Not QdrantVectorStore's HYBRID search: it re-embeds the query (retrieve already did) and returns
@@ -163,14 +167,14 @@ def _hybrid(
     # re-scores the fused candidates in the same request, so each comes back with its cosine.
     fused = models.Prefetch(
         prefetch=[
-            models.Prefetch(query=vector, using=DENSE_VECTOR, limit=k),
+            models.Prefetch(query=vector, using=DENSE_VECTOR, limit=k, filter=query_filter),
             models.Prefetch(query=models.SparseVector(indices=keywords.indices, values=keywords.values),
-                            using=SPARSE_VECTOR, limit=k),
+                            using=SPARSE_VECTOR, limit=k, filter=query_filter),
         ],
         query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k,
     )
     points = client.query_points(collection, prefetch=fused, query=vector, using=DENSE_VECTOR, limit=k,
-                                 with_payload=True, with_vectors=False).points
+                                 query_filter=query_filter, with_payload=True, with_vectors=False).points
     return [(_document(p), p.score) for p in points]
 
 

@@ -53,3 +53,56 @@ def test_reingest_is_idempotent(textbook_dir: Path) -> None:
     assert "added 0, updated 0, removed 0, unchanged 36" in result.stdout
     assert "0 chunks embedded" in result.stdout  # nothing changed, so nothing is re-embedded
     assert f"{before} chunks in 'docs'" in result.stdout
+
+
+# Written for this test (not from the corpus): a reader's notes on arm kinematics.
+KINEMATICS_SELECTION = """\
+# Arm kinematics notes
+
+Forward kinematics takes the joint angles of a serial robot arm and computes the position and orientation
+of its end effector, by chaining one homogeneous transform per link.
+
+Inverse kinematics runs the other way: given a target pose for the gripper, it solves for joint angles that
+reach it. A redundant arm may have infinitely many solutions, and some poses have none.
+"""
+
+
+def test_context_selection_is_the_only_source(textbook_dir: Path, tmp_path: Path) -> None:
+    selection = tmp_path / "selection.txt"
+    selection.write_text(KINEMATICS_SELECTION)
+    code, out = ask_json(textbook_dir, "--context", str(selection), "What does inverse kinematics solve for?")
+    assert code == 0
+    assert out["status"] == "grounded"
+    assert {c["source"] for c in out["citations"]} == {"selection"}
+    assert all(c["source_url"].startswith("selection#part-") for c in out["citations"])
+    assert "joint angles" in out["answer"]
+
+    code, out = ask_json(textbook_dir, "--context", str(selection), "How is a Bitcoin block mined?")
+    assert code == 0
+    assert out["status"] == "not_found"
+    assert out["citations"] == []
+    assert out["not_found"]["reason"] == "below_threshold"
+    assert "in your selection" in out["answer"]
+
+
+def test_module_filter_only_cites_that_module(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "--filter", "module=module-3", "How do I set up Isaac Sim?")
+    assert code == 0 and out["status"] == "grounded"
+    assert out["citations"]
+    assert {c["source"].split("/")[0] for c in out["retrieved"]} == {"module-3"}
+
+
+def test_filter_that_hides_the_answer_says_where_it_is(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "--filter", "module=module-3", "What is DDS and why does ROS 2 use it?")
+    assert code == 0 and out["status"] == "not_found"
+    assert out["not_found"]["reason"] == "filtered_out"
+    assert "in module-3; module-1 covers it" in out["answer"]
+    assert out["not_found"]["nearest"][0]["source_url"].startswith("module-1/ros2-architecture.md#")
+
+
+def test_unknown_module_exits_2_naming_the_known_ones(textbook_dir: Path) -> None:
+    code, out = ask_json(textbook_dir, "--filter", "module=nope", "What is Isaac Sim?")
+    assert code == 2
+    assert out["error"]["code"] == "INVALID_INPUT"
+    assert "'nope'" in out["error"]["message"]
+    assert "module-1, module-2, module-3, module-4" in out["error"]["message"]

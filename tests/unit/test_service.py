@@ -16,7 +16,8 @@ from tools.errors import InvalidInputError, StorageError
 DOCUMENTED_KEYS = {
     "thread_id", "turn", "status", "answer", "grounded", "retrieval_query", "citations", "retrieved",
     "top_score", "threshold", "model_used", "embedding_model", "tokens_used", "tokens_estimated",
-    "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed",
+    "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed", "not_found",
+    "retrieval_cached",
 }
 CITATION_KEYS = {"index", "chunk_id", "source", "source_url", "title", "heading_hierarchy", "text", "score"}
 BREAD_QUESTION = "How long should I knead bread dough?"
