@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 
 from nodes.error_handler import error_handler
 from nodes.generate_grounded import cite, clean, strip_foreign_urls
-from nodes.generate_not_found import generate_not_found, nearest_sections
+from nodes.generate_not_found import generate_not_found, sections
 
 
 def chunk(n: int, *, title: str = "Page", hierarchy: list[str] | None = None) -> dict[str, Any]:
@@ -86,20 +86,26 @@ def test_not_found_says_so_and_lists_nearest_sections() -> None:
     assert out["grounded"] is False
     assert out["citations"] == []
     assert out["answer"].startswith("I don't have information about “How do I fly a drone”")
-    assert "- Isaac Sim › Synthetic data" in out["answer"]
-    assert "- Baking bread" in out["answer"]
+    # Each nearest section with its deep link.
+    assert "- Isaac Sim › Synthetic data — https://docs.example/page1#section" in out["answer"]
+    assert "- Baking bread — https://docs.example/page2#section" in out["answer"]
+    assert out["not_found"]["reason"] == "below_threshold"
     assert out["messages"] == [AIMessage(out["answer"], id=out["messages"][0].id)]
 
 
 def test_not_found_without_retrieved_chunks_lists_nothing() -> None:
     out = generate_not_found({"retrieval_query": "drones?", "retrieved": []})
-    assert out["answer"] == "I don't have information about “drones” in the documentation."
+    assert out["answer"] == ("I don't have information about “drones” in the documentation: "
+                             "the search found nothing to answer from.")
+    assert out["not_found"] == {"reason": "no_results", "best_score": None, "threshold": None, "nearest": []}
 
 
 def test_nearest_sections_are_distinct_and_limited() -> None:
     chunks = [chunk(1, title="A"), chunk(2, title="A"), chunk(3, title="B"), chunk(4, title="C"),
               chunk(5, title="D")]
-    assert nearest_sections(chunks) == ["A", "B", "C"]
+    found = sections(chunks)
+    assert [s["title"] for s in found] == ["A", "B", "C"]
+    assert [s["source_url"] for s in found] == [f"https://docs.example/page{n}#section" for n in (1, 3, 4)]
 
 
 @pytest.mark.parametrize("code", ["INVALID_INPUT", "INDEX_MISSING", "INDEX_MISMATCH", "LLM_UNAVAILABLE"])
