@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from qdrant_client import models
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, State
@@ -62,13 +63,13 @@ def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
 
 
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
-            sources: list[str] | None) -> tuple[list[Chunk], float | None]:
-    """Search the collection (only `sources`, when given) and re-rank the candidates."""
+            query_filter: models.Filter | None) -> tuple[list[Chunk], float | None]:
+    """Search the collection (within `query_filter`, when given) and re-rank the candidates."""
     client = vectorstore.open_client(ctx.data_dir)
     remaining(ctx)  # out of time: no further call
     hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                               mode=mode, text=query,
-                              query_filter=filters.to_qdrant(sources) if sources is not None else None)
+                              query_filter=query_filter)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 
@@ -77,7 +78,7 @@ def _clears(confidence: float | None, threshold: float) -> bool:
     return confidence is not None and confidence >= threshold
 
 
-def _fresh(ctx: Context, name: str, query: str, selection: str, scope: list[str] | None,
+def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Filter | None,
            threshold: float, mode: str) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
     embeddings = get_embeddings(name)
@@ -108,7 +109,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         threshold = ctx.score_threshold if ctx.score_threshold is not None else (
             manifest.threshold(info) if info else manifest.default_threshold(name))
         # Filters are checked against the index's own values before anything is embedded.
-        scope = filters.matching_sources(wanted, (info or {}).get("documents", {})) if wanted else None
+        scope = filters.scope(wanted, info or {})
         thread = get_config().get("configurable", {}).get("thread_id")
         key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, ctx.data_dir, ctx.collection,
                                   query, wanted, ctx.top_k, threshold, retrieval_cache.text_hash(selection))

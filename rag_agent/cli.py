@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--context", metavar="FILE|-",
                              help="answer only from this text selection (a file, or - for stdin)")
         command.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", dest="filters",
-                             help="restrict retrieval: module=, chapter= or source= (a path prefix); repeatable")
+                             help="restrict retrieval: module=, chapter=, section= (a heading) or source= (a path "
+                                  "prefix); repeatable")
     config = sub.add_parser("config", help="show the settings in use and why")
     config.add_argument("--json", action="store_true", help="print the settings as one JSON object")
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")

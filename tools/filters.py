@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from qdrant_client import models
 
@@ -25,7 +27,8 @@ _KEYS: dict[str, tuple[Callable[[str], str], bool]] = {
     "chapter": (chapter_of, False),
     "source": (lambda source: source, True),
 }
-KEYS = tuple(_KEYS)
+# A section is a heading: it admits the chunks under it, subsections included.
+KEYS = (*_KEYS, "section")
 
 
 def _listing(values: Iterable[str], limit: int = 20) -> str:
@@ -35,17 +38,43 @@ def _listing(values: Iterable[str], limit: int = 20) -> str:
     return ", ".join(ordered[:limit]) + more if ordered else "(none)"
 
 
-def matching_sources(filters: dict[str, str], sources: Iterable[str]) -> list[str]:
+def _section_sources(value: str, sections: Mapping[str, list[str]]) -> set[str]:
+    """Return the sources with a heading equal to `value` (case aside), or raise naming the closest headings."""
+    if not sections:
+        raise InvalidInputError("this index has no list of sections (it was built before section filters); "
+                                "re-run ingest with --recreate to filter by section")
+    wanted = value.strip().casefold()
+    matching = {s for s, headings in sections.items() if any(h.casefold() == wanted for h in headings)}
+    if not matching:
+        headings = sorted({h for hs in sections.values() for h in hs})
+        close = difflib.get_close_matches(value, headings, n=5, cutoff=0.5)
+        hint = f"closest sections: {', '.join(close)}" if close else f"{len(headings)} sections are indexed"
+        raise InvalidInputError(f"unknown section {value!r} (filter section={value}); {hint}")
+    return matching
+
+
+def section_headings(filters: dict[str, str], sections: Mapping[str, list[str]]) -> list[str]:
+    """Return the indexed headings, as spelled in the index, that a section filter names."""
+    wanted = str(filters.get("section", "")).strip().casefold()
+    return sorted({h for hs in sections.values() for h in hs if wanted and h.casefold() == wanted})
+
+
+def matching_sources(filters: dict[str, str], sources: Iterable[str],
+                     sections: Mapping[str, list[str]] | None = None) -> list[str]:
     """Return the indexed sources every filter admits, or raise InvalidInputError naming a bad key or value."""
     if not isinstance(filters, dict):
         raise InvalidInputError("filters must be a mapping of key to value, e.g. {\"module\": \"module-3\"}")
     indexed = set(sources)
     selected = sorted(indexed)
     for key, value in filters.items():
-        if key not in _KEYS:
+        if key not in KEYS:
             raise InvalidInputError(f"unknown filter key {key!r}; known keys: {', '.join(KEYS)}")
         if not isinstance(value, str) or not value.strip():
             raise InvalidInputError(f"filter {key} needs a non-empty text value")
+        if key == "section":
+            section_sources = _section_sources(value, sections or {})
+            selected = [s for s in selected if s in section_sources]
+            continue
         value_of, prefix = _KEYS[key]
         matching = {s for s in indexed if (value_of(s).startswith(value) if prefix else value_of(s) == value)}
         if not matching:
@@ -63,6 +92,18 @@ def describe(filters: dict[str, str]) -> str:
     return ", ".join(v if k == "module" else f"{k} {v}" for k, v in filters.items())
 
 
-def to_qdrant(sources: list[str]) -> models.Filter:
+def to_qdrant(sources: list[str], headings: list[str] | None = None) -> models.Filter:
     """Restrict a search to the given sources (local Qdrant has no prefix match, so prefixes are expanded)."""
-    return models.Filter(must=[models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))])
+    must: list[Any] = [models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))]
+    if headings:  # an array field matches when any of its elements does: chunks under the heading, at any depth
+        must.append(models.FieldCondition(key="metadata.heading_hierarchy", match=models.MatchAny(any=headings)))
+    return models.Filter(must=must)
+
+
+def scope(filters: dict[str, str], info: Mapping[str, Any]) -> models.Filter | None:
+    """Validate `filters` against the index's manifest entry and return the search filter (None: no filters)."""
+    if not filters:
+        return None
+    sections = info.get("sections") or {}
+    sources = matching_sources(filters, info.get("documents", {}), sections)
+    return to_qdrant(sources, section_headings(filters, sections))

@@ -180,6 +180,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     vectorstore.delete_sources(client, collection, removed)
     for source in removed:
         known.pop(source, None)
+        info.get("sections", {}).pop(source, None)
     info.update(source_root=source_root, pending=[], updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     touched = bool(changed or removed or "version" not in info)
     if touched:  # before and after the writes, so nothing read mid-ingest is kept under the final version
@@ -233,6 +234,9 @@ def _write(client: QdrantClient, collection: str, embeddings: Embeddings, found:
             vectorstore.delete_stale(client, collection, [s for s in batch if s in dirty], {i for i, _ in pairs})
             for source in batch:
                 info["documents"][source] = hashes[source]
+                # The headings a `section` filter can name, checked before any search.
+                headings = {h for c in chunks[source] for h in c.heading_hierarchy}
+                info.setdefault("sections", {})[source] = sorted(headings)
             done_docs += len(batch)
             bar.update(sum(len(chunks[s]) for s in batch))
             rate = done_docs / max(time.perf_counter() - started, 1e-9)

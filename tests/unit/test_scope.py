@@ -290,3 +290,23 @@ def test_cli_filter_flags(cli: Any) -> None:
 def test_cli_unreadable_selection_exits_2(cli: Any, tmp_path: Path) -> None:
     code, err = cli("--context", str(tmp_path / "missing.txt"), BREAD_QUESTION)
     assert code == 2 and "missing.txt" in err
+
+
+# --- section filter -------------------------------------------------------------------------------------
+
+
+def test_section_filter_keeps_to_the_chunks_under_a_heading(agent: Agent) -> None:
+    out = agent.ask("What does Isaac Sim do?", "t1", filters={"section": "synthetic DATA"})
+    assert out["status"] == "grounded", out["answer"]
+    assert out["citations"] and all("Synthetic data" in c["heading_hierarchy"] for c in out["citations"])
+    # Only the section's chunks were candidates; without the filter the page's other section is found too.
+    unfiltered = agent.ask("What does Isaac Sim do?", "t2")
+    assert len(out["retrieved"]) < len(unfiltered["retrieved"])
+
+
+def test_unknown_section_is_refused_with_the_closest_headings(agent: Agent, embedded: list[str]) -> None:
+    out = agent.ask(ISAAC_QUESTION, "t1", filters={"section": "Synthetic dta"})
+    assert out["error"]["code"] == "INVALID_INPUT"
+    assert "unknown section 'Synthetic dta'" in out["error"]["message"]
+    assert "closest sections: Synthetic data" in out["error"]["message"]
+    assert embedded == []  # refused before anything was embedded
