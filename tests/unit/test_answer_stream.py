@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from nodes.answer_stream import AnswerStream, StreamedAnswer, flush_event
-from nodes.generate_grounded import cite, clean
+from nodes.hygiene import cite, clean
 from nodes.prompts import CANARY
 from tools.errors import LLMBadOutputError
 

@@ -8,8 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from nodes.error_handler import error_handler
-from nodes.generate_grounded import cite, clean, strip_foreign_urls
 from nodes.generate_not_found import generate_not_found, sections
+from nodes.hygiene import cite, clean, strip_foreign_urls
 
 
 def chunk(n: int, *, title: str = "Page", hierarchy: list[str] | None = None) -> dict[str, Any]:
