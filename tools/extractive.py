@@ -18,15 +18,39 @@ _CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
+def _continues(previous: str, line: str) -> bool:
+    """Tell whether `line` is a hard-wrapped continuation of the sentence on the `previous` line."""
+    stripped = line.strip()
+    if not previous or not stripped or stripped.startswith(("|", "#", ">")) or _BULLET.match(line):
+        return False
+    if previous.rstrip().endswith((".", "!", "?")) or _CODE_SIGNAL.search(previous + " " + line):
+        return False
+    if previous.rstrip().endswith(":") and not stripped[0].islower():  # a lead-in to a list or a new sentence
+        return False
+    # A bullet's own wrapped lines are indented; an unindented line after it is a new paragraph.
+    return _is_prose(previous) and (not _BULLET.match(previous) or line.startswith((" ", "\t")))
+
+
+def _blocks(text: str) -> list[str]:
+    """Join hard-wrapped lines into the sentences they belong to; each other line stands alone."""
+    blocks: list[str] = []
+    previous = ""
+    for line in text.splitlines():
+        if blocks and _continues(previous, line):
+            blocks[-1] += " " + line.strip()
+        elif line.strip() and not line.lstrip().startswith("|"):  # table rows are data, not prose
+            blocks.append(line)
+        previous = line if line.strip() else ""
+    return blocks
+
+
 def sentences(markdown: str) -> list[str]:
     """Split a chunk's Markdown into readable prose sentences, dropping code and table rows."""
     text = _MD_LINK.sub(r"\1", _FENCE_BLOCK.sub(" ", markdown))
     out: list[str] = []
-    for line in text.splitlines():
-        if line.lstrip().startswith("|") or not line.strip():
-            continue
-        line = _MD_NOISE.sub("", _BULLET.sub("", line)).strip()
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if _is_prose(s))
+    for block in _blocks(text):
+        block = _MD_NOISE.sub("", _BULLET.sub("", block)).strip()
+        out.extend(s.strip() for s in _SENTENCE_END.split(block) if _is_prose(s))
     return out
 
 

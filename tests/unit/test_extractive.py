@@ -71,3 +71,15 @@ def test_sentences_sharing_a_query_term_win_over_earlier_unrelated_ones() -> Non
     chunks = ["Reinforcement learning lets robots learn behaviours from experience.",
               "AMCL localises the robot on a known map with a particle filter."]
     assert extract_answer("What is AMCL?", chunks, max_sentences=1) == [(1, chunks[1])]
+
+
+def test_hard_wrapped_lines_are_joined_into_their_sentences() -> None:
+    text = ("Forward kinematics maps joint angles to the position and\norientation of the end effector.\n"
+            "Inverse kinematics goes the other way:\nit solves for joint angles that reach a\ntarget pose.\n"
+            "- a bullet item with several words\nA new paragraph with several words.")
+    assert sentences(text) == [
+        "Forward kinematics maps joint angles to the position and orientation of the end effector.",
+        "Inverse kinematics goes the other way: it solves for joint angles that reach a target pose.",
+        "a bullet item with several words",
+        "A new paragraph with several words.",
+    ]
