@@ -148,6 +148,25 @@ def test_messages_stream_yields_the_answer_message(alice: SyncLangGraphClient) -
     assert complete and complete[-1]["content"] == answer, [part.event for part in events]
 
 
+def test_selection_filters_and_answer_stream_through_the_server(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    selection = ("Inverse kinematics solves for the joint angles of a robot arm that place its end effector at a "
+                 "target pose. Forward kinematics computes the pose from the joint angles.")
+    parts = list(alice.runs.stream(thread["thread_id"], "agent", context=CONTEXT, stream_mode=["custom", "values"],
+                                   input={**ask("What does inverse kinematics solve for?"), "context": selection}))
+    final = [part.data for part in parts if part.event == "values"][-1]
+    assert final["status"] == "grounded", final["answer"]
+    assert {c["source"] for c in final["citations"]} == {"selection"}
+    # The custom stream carries the cleaned answer; its deltas add up to the stored one.
+    assert "".join(p.data.get("answer_delta", "") for p in parts if p.event == "custom") == final["answer"]
+
+    # A filter that hides the answer: the reply says so and points at the page that has it.
+    run = alice.runs.wait(thread["thread_id"], "agent", context=CONTEXT,
+                          input={**ask("What is Isaac Sim?"), "context": "", "filters": {"source": "baking"}})
+    assert run["not_found"]["reason"] == "filtered_out"  # type: ignore[index,call-overload]
+    assert run["not_found"]["nearest"][0]["source"] == "isaac-sim.md"  # type: ignore[index,call-overload]
+
+
 def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bob: SyncLangGraphClient,
                                                   server: devserver.DevServer) -> None:
     thread = alice.threads.create()
