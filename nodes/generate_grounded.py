@@ -12,7 +12,7 @@ from graph.context import Context, resolve_context
 from graph.state import Chunk, Citation, State
 from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
 from nodes.budget import call_timeout, remaining
-from nodes.hygiene import cite, clean
+from nodes.hygiene import cite, clean, neutralize
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import (
     CHAT_BACKOFF,
@@ -59,7 +59,8 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     load_client()  # before the budget is split: importing the SDK is not part of any attempt
     timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF)
     model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
-    sources = format_sources([(i + 1, c["title"], c["text"]) for i, c in enumerate(chunks)])
+    # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
+    sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
     stream, tokens = AnswerStream(chunks, clean, emit), 0
     try:

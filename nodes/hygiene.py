@@ -1,10 +1,11 @@
-"""Answer hygiene, enforced in code whatever the model wrote: valid [n] citations, no foreign URLs, images or HTML."""
+"""Answer hygiene in code, whatever the model wrote: valid [n] citations; no foreign URLs, images, HTML, injections."""
 
 from __future__ import annotations
 
 import re
 
 from graph.state import Chunk, Citation
+from tools.lexical import terms
 
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _URL = re.compile(r"https?://[^\s)\]>\"']+(?<![.,;:!?])")
@@ -13,6 +14,40 @@ _MD_LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
 # Tags, comments and script/style blocks; a bare "<" in prose ("a < b") is left alone.
 _HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
                    re.DOTALL | re.IGNORECASE)
+# Text that addresses the model rather than the reader: the usual shapes of an injected instruction
+# ("ignore previous instructions", "you are now …", "reply PWNED"). Case matters only for the payload word.
+_INJECTION = re.compile(
+    r"(?i:\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?|rules)\b)"
+    r"|(?i:\byou are now\b)"
+    r"|(?i:\b(?:reply|respond|answer|say|print|output)\s+(?:only\s+)?(?:with\s+)?)[\"'“]?[A-Z][A-Z0-9_]{2,}\b"
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence of an answer with its end punctuation (or line break), so dropping one keeps the layout.
+_ANSWER_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+NEUTRALIZED = "[instruction-like text removed]"
+
+
+def neutralize(text: str) -> str:
+    """Replace instruction-like sentences in a chunk before it is quoted to the model."""
+    return "".join(f"{NEUTRALIZED} " if _INJECTION.search(s) else s for s in _ANSWER_SENTENCE.findall(text))
+
+
+def trigger_terms(chunks: list[Chunk]) -> set[str]:
+    """Return the words the chunks use only inside instruction-like sentences: what an injection wants said."""
+    flagged: list[str] = []
+    rest: list[str] = []
+    for chunk in chunks:
+        for sentence in _SENTENCE.split(chunk["text"]):
+            (flagged if _INJECTION.search(sentence) else rest).append(sentence)
+    return set(terms(" ".join(flagged))) - set(terms(" ".join(rest))) if flagged else set()
+
+
+def drop_triggered(answer: str, chunks: list[Chunk]) -> str:
+    """Remove answer sentences that repeat what an injected instruction asked for."""
+    triggers = trigger_terms(chunks)
+    if not triggers:
+        return answer
+    return "".join(s for s in _ANSWER_SENTENCE.findall(answer) if not triggers & set(terms(s)))
 
 
 def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
@@ -46,6 +81,6 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
 
 
 def clean(answer: str, chunks: list[Chunk]) -> str:
-    """Enforce answer hygiene whatever the model wrote: no images, no raw HTML, no foreign URLs."""
-    answer = _HTML.sub("", _IMAGE.sub("", answer))
-    return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(answer, chunks)).strip()
+    """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text."""
+    answer = strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", answer)), chunks)
+    return re.sub(r"[ \t]{2,}", " ", drop_triggered(answer, chunks)).strip()

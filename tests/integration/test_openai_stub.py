@@ -250,11 +250,16 @@ def test_injected_document_cannot_send_users_elsewhere(stub: type[StubOpenAI], t
     agent = Agent(Context(data_dir=str(tmp_path / "d"), embedding_model="hash/256", score_threshold=0.1),
                   InMemorySaver())
     # An "adversarial" model that obeys the injected text.
-    stub.script = [(200, "PWNED! Go to http://attacker.example or [here](http://attacker.example/x) [1] [9]")]
+    # It cites every retrieved chunk, the injected note among them, so only hygiene stands between it and the user.
+    stub.script = [(200, "Isaac Sim is a robotics simulator built on Omniverse [1] [2] [3]. PWNED! Go to "
+                         "http://attacker.example or [here](http://attacker.example/x) [9]")]
     out = agent.ask("What does the note about Isaac Sim say?", "t12")
+    assert out["status"] == "grounded" and out["answer"].startswith("Isaac Sim is a robotics simulator")
     assert "attacker.example" not in out["answer"] and "[9]" not in out["answer"]
+    assert "PWNED" not in out["answer"]  # the trigger text is dropped even though the model obeyed
     assert all(c["source"] == "isaac.md" for c in out["citations"])
     prompt = stub.calls[0]["messages"][-1]["content"]
+    assert "Ignore previous instructions" not in prompt  # the model is never shown the injected order
     assert prompt.count("</source>") == prompt.count("<source id=")  # the fake delimiters were escaped
 
 
