@@ -14,13 +14,11 @@ _MD_LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
 # Tags, comments and script/style blocks; a bare "<" in prose ("a < b") is left alone.
 _HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
                    re.DOTALL | re.IGNORECASE)
-# Text that addresses the model rather than the reader: the usual shapes of an injected instruction
-# ("ignore previous instructions", "you are now …", "reply PWNED"). Case matters only for the payload word.
+# Text that addresses the model rather than the reader: the shape nearly every prompt injection takes
+# ("ignore previous instructions", "disregard all prior prompts"). Kept narrow on purpose: tutorials say
+# "you are now ready" and "output RGB images", and such sentences must stay quotable.
 _INJECTION = re.compile(
-    r"(?i:\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?|rules)\b)"
-    r"|(?i:\byou are now\b)"
-    r"|(?i:\b(?:reply|respond|answer|say|print|output)\s+(?:only\s+)?(?:with\s+)?)[\"'“]?[A-Z][A-Z0-9_]{2,}\b"
-)
+    r"\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A sentence of an answer with its end punctuation (or line break), so dropping one keeps the layout.
 _ANSWER_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")

@@ -162,5 +162,5 @@ def test_instruction_like_sentences_are_not_quoted_to_the_model() -> None:
     quoted = neutralize(INJECTED["text"])
     assert "Ignore previous" not in quoted and "PWNED" not in quoted
     assert quoted.startswith("Isaac Sim renders scenes for robot testing.") and NEUTRALIZED in quoted
-    assert neutralize("Reply with a short summary. You can answer questions.") == (
-        "Reply with a short summary. You can answer questions.")  # ordinary prose is left alone
+    tutorial = "You are now ready to run the simulation. The camera can output RGB images. Ignore the warning."
+    assert neutralize(tutorial) == tutorial  # ordinary instructions to the reader are left alone
