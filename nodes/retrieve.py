@@ -14,6 +14,7 @@ from graph.state import Chunk, State
 from nodes import retrieval_cache
 from nodes.budget import call_timeout, remaining
 from nodes.generate_not_found import sections
+from nodes.score_gate import clears
 from nodes.selection import selection_chunks
 from tools import filters, lexical, manifest, ranking, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
@@ -73,11 +74,6 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 
-def _clears(confidence: float | None, threshold: float) -> bool:
-    """Tell whether a confidence passes the gate (as score_gate decides)."""
-    return confidence is not None and confidence >= threshold
-
-
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Filter | None,
            threshold: float, mode: str) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
@@ -90,10 +86,10 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Fi
         return {"retrieved": chunks, "top_score": confidence}
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": confidence}
-    if scope is not None and not _clears(confidence, threshold):
+    if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None)
-        if _clears(best, threshold):
+        if clears(best, threshold):
             result["not_found"] = {"reason": "filtered_out", "best_score": confidence, "threshold": threshold,
                                    "nearest": sections(wider)}
     return result

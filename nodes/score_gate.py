@@ -7,8 +7,11 @@ from typing import Any
 from graph.state import State
 
 
+def clears(top: float | None, threshold: float | None) -> bool:
+    """Tell whether a retrieval score passes the gate: the one rule, also used by retrieve's filter check."""
+    return top is not None and threshold is not None and top >= threshold
+
+
 def score_gate(state: State) -> dict[str, Any]:
     """Record whether the retrieved chunks are relevant enough to answer from."""
-    top, threshold = state.get("top_score"), state.get("threshold")
-    grounded = bool(state.get("retrieved")) and top is not None and threshold is not None and top >= threshold
-    return {"grounded": grounded}
+    return {"grounded": bool(state.get("retrieved")) and clears(state.get("top_score"), state.get("threshold"))}
