@@ -19,8 +19,8 @@ from langgraph.runtime import get_runtime
 
 from graph.context import Context, SettingsError, resolve_context
 from tools import manifest
-from tools.errors import AgentError
-from tools.masking import mask_personal
+from logic.errors import AgentError
+from logic.masking import mask_personal
 from tools.records import STORE_ERRORS, RecordStore
 
 log = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from nodes.prompts import CANARY
-from tools.masking import SECRET_VARS, redact_secrets
+from logic.canary import CANARY
+from logic.masking import SECRET_VARS, redact_secrets
 
 __all__ = ["SECRET_VARS", "install_redaction", "redact"]
 _installed = False

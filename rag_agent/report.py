@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graph.recording import iso
-from rag_agent.gaps import Embed, coverage_gaps
+from logic.gaps import Embed, coverage_gaps
 from tools.records import RecordStore
 
 OUTCOMES = ("answered", "flagged", "not_found", "error", "other")

@@ -15,7 +15,7 @@ from graph.builder import compile_graph
 from graph.context import Context, SettingsError
 from rag_agent import records
 from rag_agent.service import Agent
-from tools.errors import InvalidInputError
+from logic.errors import InvalidInputError
 from tools.records import RecordStore, UnknownTurnError
 
 SECRET = "sk-proj-Abc123Def456Ghi789"
