@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks._common import machine, median_ratio, ms, rotations
 from graph.context import Context
-from graph.recording import RECORDS_ENV
+from graph.record_stores import RECORDS_ENV
 from rag_agent.service import Agent
 from tests.tiny_corpus import CORPUS
 from tools.embeddings import HashEmbeddings
