@@ -24,13 +24,13 @@ def add_commands(sub: Any) -> None:
 
 def resume(args: argparse.Namespace, ctx: Context) -> int:
     """Finish the thread's interrupted turn and print its answer."""
-    from rag_agent import cli
+    from rag_agent import cli, cli_ingest
     from rag_agent.service import Agent
 
     with Agent(ctx) as agent:
         result = agent.resume(args.thread)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(cli_ingest.dump_json(result, indent=2))
     else:
         cli._print_answer(result)
     return cli._exit_code(result)
