@@ -31,8 +31,9 @@ def read_document(path: Path) -> tuple[str, str]:
         sample = text[:8192]
         if sample.count("\ufffd") > len(sample) / 10:  # mostly undecodable: an image or archive, not prose
             raise NotADocumentError("binary file (not UTF-8 text)") from exc
-        return text, (f"not valid UTF-8 (first bad byte at offset {exc.start}; {text.count(chr(0xFFFD))} "
-                      "replaced with U+FFFD); save the file as UTF-8")
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return text, (f"not valid UTF-8 (first bad byte on line {line}, byte offset {exc.start}; "
+                      f"{text.count(chr(0xFFFD))} replaced with U+FFFD); save the file as UTF-8")
 
 
 def listing(root: Path, skipped: dict[str, str]) -> list[Path]:

@@ -31,6 +31,9 @@ def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:
     except OSError as exc:
         raise StorageError(f"cannot open the index folder {path}: {exc.strerror or exc}") from exc
     except Exception as exc:  # local mode reads every stored point at open: sqlite, pickle or JSON errors
+        if isinstance(exc, sqlite3.OperationalError) or not _writable(path):  # not damaged: out of reach
+            raise StorageError(f"cannot open the index storage in {path} ({exc}); make the data folder "
+                               "writable and check free disk space, then retry") from exc
         bad = unreadable_file(path)
         if recreate and bad is not None and (bad.name == "meta.json" or bad.parent.name == recreate):
             bad.replace(bad.with_name(bad.name + ".corrupt"))  # kept for inspection, out of Qdrant's way
@@ -40,6 +43,11 @@ def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:
             f"the index storage file {bad or path} is unreadable ({type(exc).__name__}: {exc}); rebuild the "
             f"index with `rag-agent{collection} ingest PATH --recreate`"
         ) from exc
+
+
+def _writable(path: Path) -> bool:
+    """Tell whether the index folder and its files can be written (False on a read-only disk)."""
+    return all(os.access(p, os.W_OK) for p in [path, *path.glob("collection/*/storage.sqlite*")])
 
 
 def unreadable_file(path: Path) -> Path | None:
