@@ -113,6 +113,10 @@ def read_robots(fetcher: Fetcher, scope: SiteScope) -> None:
 def crawl(fetcher: Fetcher, root: str, include: list[str], exclude: list[str], max_pages: int) -> Iterator[Page]:
     """Visit the site's pages under `root` breadth-first by their links, wave by wave."""
     scope = fetcher.scope or SiteScope(root)
+    refused = scope.refused_page(root)
+    if refused:  # the root itself may be disallowed by robots.txt
+        yield Page(root, "skipped", detail=refused)
+        return
     seen, frontier = {root}, [root]
     while frontier:
         wave, frontier = frontier, []

@@ -149,7 +149,7 @@ def _collect(found: Collected, page: Page, source: str) -> None:
     else:
         found.failed[source] = f"{page.url}: {page.detail}"
     if page.status != "ok":
-        log.warning("skipped %s: %s", page.url, page.detail)
+        log.warning("skipped %s: %s", printable(page.url), printable(page.detail))
 
 
 def collect(location: str, base_url: str = "", include: list[str] | None = None, exclude: list[str] | None = None,
