@@ -12,9 +12,16 @@ from typing import Any
 
 from graph.context import Context, SettingsError
 from rag_agent import cli_ingest, cli_memory
+from rag_agent.cli_output import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    dump_json,
+    exit_code,
+    print_answer,
+    print_event,
+)
 from rag_agent.logs import install_redaction
-
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,38 +75,11 @@ def _context(args: argparse.Namespace) -> Context:
     return Context.from_mapping({k: v for k, v in values.items() if v is not None})
 
 
-def _print_answer(result: dict[str, Any], streamed: bool = False) -> None:
-    """Print an answer (unless it was already streamed) and its sources for a person."""
-    from tools.validation import printable
-
-    # Everything shown comes from documents, the model or the user: no escape sequence gets through.
-    print("" if streamed else printable(result["answer"]))
-    for c in result["citations"]:
-        where = " › ".join([c["title"], *c["heading_hierarchy"]])
-        print(printable(f"  [{c['index']}] {where} — {c['source_url']}"))
-
-
-def _print_event(event: dict[str, str]) -> None:
-    """Print an answer event as it arrives; a replacement starts on a fresh line."""
-    from tools.validation import printable
-
-    if "answer_replace" in event:
-        sys.stdout.write("\n" + printable(event["answer_replace"]))
-    else:
-        sys.stdout.write(printable(event["answer_delta"]))
-    sys.stdout.flush()
-
-
-def _exit_code(result: dict[str, Any]) -> int:
-    """Map a response to the documented exit code."""
-    if result["status"] != "error":
-        return EXIT_OK
-    return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
 
 
 def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
     """Read --context and parse the --filter flags; the graph validates their content."""
-    from tools.errors import InvalidInputError
+    from logic.errors import InvalidInputError
 
     filters: dict[str, str] = {}
     for item in args.filters:
@@ -114,8 +94,8 @@ def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
 
 def _read_context(name: str) -> str:
     """Read a --context file (or stdin) up to the selection limit; a longer input is refused, not read whole."""
-    from tools.errors import InvalidInputError
-    from tools.validation import MAX_SELECTION_CHARS
+    from logic.errors import InvalidInputError
+    from logic.validation import MAX_SELECTION_CHARS
 
     try:
         if name == "-":
@@ -138,21 +118,21 @@ def _ask(args: argparse.Namespace, ctx: Context) -> int:
     selection, filters = _scope(args)
     if args.json:
         result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters)
-        print(cli_ingest.dump_json(result, indent=2))
+        print(dump_json(result, indent=2))
     else:
         result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters,
-                                on_answer=_print_event)
-        _print_answer(result, streamed=True)
-    return _exit_code(result)
+                                on_answer=print_event)
+        print_answer(result, streamed=True)
+    return exit_code(result)
 
 
 def _chat(args: argparse.Namespace, ctx: Context) -> int:
     """Hold a conversation on one thread until /exit or end of input."""
     import uuid
 
+    from logic.errors import InvalidInputError
+    from logic.validation import printable
     from rag_agent.service import Agent
-    from tools.errors import InvalidInputError
-    from tools.validation import printable
 
     if args.context == "-":
         raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
@@ -166,7 +146,7 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
             return EXIT_OK
         if line.strip() in {"/exit", "/quit"}:
             return EXIT_OK
-        _print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=_print_event),
+        print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=print_event),
                       streamed=True)
 
 
@@ -264,9 +244,9 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
 
 def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
+    from logic.errors import InvalidInputError
     from rag_agent import evaluate
     from tools import manifest
-    from tools.errors import InvalidInputError
 
     ctx, records = _records(args, ctx)
     curve = evaluate.sweep(records)
@@ -295,8 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
-    from tools.errors import AgentError
-    from tools.validation import printable
+    from logic.errors import AgentError
+    from logic.validation import printable
 
     try:
         ctx = _context(args)

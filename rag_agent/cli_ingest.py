@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from graph.context import Context
+from rag_agent.cli_output import dump_json
 
 
 def add_command(sub: Any) -> None:
@@ -38,8 +38,8 @@ def add_command(sub: Any) -> None:
 
 def _collect(args: argparse.Namespace) -> Any:
     """Gather the documents of the folder or site the arguments name."""
+    from logic.errors import InvalidInputError
     from tools.crawl import Fetcher
-    from tools.errors import InvalidInputError
     from tools.sources import collect
 
     if min(getattr(args, "page_seconds", 60.0), getattr(args, "crawl_seconds", 3600.0)) <= 0 \
@@ -55,10 +55,10 @@ def _collect(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Index a folder or site and print what changed; what was not indexed, and why, goes to stderr."""
+    from logic.errors import InvalidInputError
+    from logic.validation import printable
     from tools.embeddings import get_embeddings, resolve_name
-    from tools.errors import InvalidInputError
     from tools.ingest import Settings, ingest
-    from tools.validation import printable
 
     name, as_json = resolve_name(ctx.embedding_model), getattr(args, "json", False)
     tokens, overlap = getattr(args, "chunk_tokens", 200), getattr(args, "chunk_overlap", 0)
@@ -87,8 +87,3 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
           f"in {report.seconds:.1f}s")
     return 0
 
-
-def dump_json(value: Any, indent: int | None = None) -> str:
-    """Serialise for a terminal: like json.dumps, with C1 controls (which JSON allows raw) escaped too."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
-    return "".join(f"\\u{ord(ch):04x}" if "\x7f" <= ch <= "\x9f" else ch for ch in text)

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 
 SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
                "RAG_AGENT_API_KEYS")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from qdrant_client import QdrantClient
 
-from tools.errors import StorageError
+from logic.errors import StorageError
 
 
 def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:

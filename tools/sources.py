@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tools.chunking import parse_front_matter, split_front_matter
+from logic.chunking import parse_front_matter, split_front_matter
+from logic.errors import InvalidInputError
+from logic.validation import printable
 from tools.crawl import Fetcher, Page, crawl, find_sitemap, read_robots, selected, sitemap_urls
-from tools.errors import InvalidInputError
 from tools.localfiles import NotADocumentError, inside, listing, read_document
 from tools.sitescope import SiteScope
-from tools.validation import printable
 from tools.webpage import html_to_markdown
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
 from qdrant_client import QdrantClient, models
 
-from tools.errors import RetrievalError
+from logic.errors import RetrievalError
 from tools.qdrant_local import connect as _connect
 from tools.sparse import BM25Encoder
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.errors import InvalidInputError
-from tools.validation import clean_question
+from logic.errors import InvalidInputError
+from logic.validation import clean_question
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t  \n", "\u200b\u200b", "\x1b[31m\x1b[0m"])
@@ -115,6 +115,6 @@ def test_text_is_nfc_normalised() -> None:
     ("tab\tand\nnewline stay; é 漢 😀 too", "tab\tand\nnewline stay; é 漢 😀 too"),
 ])
 def test_printable_strips_escape_sequences_and_controls(raw: str, shown: str) -> None:
-    from tools.validation import printable
+    from logic.validation import printable
 
     assert printable(raw) == shown

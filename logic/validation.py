@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from tools.errors import InvalidInputError
+from logic.errors import InvalidInputError
 
 # Terminal escape sequences, whole: strings (OSC such as ESC]52 clipboard writes and window titles,
 # DCS, SOS, PM, APC) up to their terminator, CSI (ESC[ or 8-bit 0x9b: clear screen, cursor moves),
