@@ -18,6 +18,7 @@ from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge
 from logic.hygiene import cite, clean, neutralize
+from logic.injection import without_instructions
 from logic.types import Chunk, Citation
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import (
@@ -49,7 +50,8 @@ def _relevance(chunk: Chunk) -> float:
 
 def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     """Stitch the best-matching sentences into an answer with [n] markers."""
-    picked = extract_answer(query, [c["text"] for c in chunks])
+    # Instruction-like sentences are data about the page, never something to quote as an answer.
+    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks])
     answer = " ".join(f"{_terminate(sentence)} [{rank + 1}]" for rank, sentence in picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--concurrency", type=int, default=4, help="parallel page fetches (default 4)")
     ingest.add_argument("--timeout", type=float, default=15.0, help="seconds per HTTP request (default 15)")
     ingest.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors (default 3)")
+    ingest.add_argument("--json", action="store_true", help="print the report, flagged pages included, as JSON")
     ask = sub.add_parser("ask", help="ask one question")
     ask.add_argument("question")
     ask.add_argument("--thread", help="conversation id to continue")
@@ -104,6 +106,13 @@ def _ingest(args: argparse.Namespace, ctx: Context) -> int:
                                       retrieval=getattr(args, "retrieval", None)))
     for warning in report.warnings:
         print(f"rag-agent: warning: {warning}", file=sys.stderr)
+    for source, sentences in report.flagged.items():
+        print(f"rag-agent: warning: {source} contains text addressed to an AI model (indexed as data, never "
+              f"quoted in answers): {' | '.join(sentences)}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps(dataclasses.asdict(report) | {"collection": ctx.collection, "embedding_model": name},
+                         ensure_ascii=False, indent=2))
+        return EXIT_OK
     print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
           f"unchanged {report.unchanged} documents; {len(report.failed)} failed; {report.embedded} chunks embedded, "
           f"{report.chunks} chunks in {ctx.collection!r} ({name}, {report.retrieval} retrieval) "

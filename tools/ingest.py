@@ -21,6 +21,7 @@ from tqdm import tqdm
 from logic import lexical
 from logic.chunking import Passage, chunk_markdown
 from logic.errors import IndexMismatchError, InvalidInputError
+from logic.injection import flag_pages
 from tools import lexicon_store, manifest, sources, sparse, vectorstore
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class IngestReport:
     failed: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Pages carrying text addressed to a model (a likely prompt injection): indexed as data, never quoted.
+    flagged: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     retrieval: str = ""
 
@@ -177,7 +180,8 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
                if s not in found.docs and (s in found.gone or (found.complete and s not in found.failed))]
     report = IngestReport(added=sum(s not in known for s in changed), updated=sum(s in known for s in changed),
                           removed=len(removed), unchanged=len(found.docs) - len(changed),
-                          failed=dict(found.failed), skipped=dict(found.skipped))
+                          failed=dict(found.failed), skipped=dict(found.skipped),
+                          flagged=flag_pages({s: text for s, (_, text) in found.docs.items()}))
     vectorstore.delete_sources(client, collection, removed)
     for source in removed:
         known.pop(source, None)
