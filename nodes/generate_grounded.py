@@ -12,8 +12,10 @@ from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
 from graph.state import State
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
+from logic.canary import CANARY
 from logic.chunking import count_tokens
 from logic.confidence import confidence
+from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge
@@ -65,7 +67,8 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
-    stream, tokens = AnswerStream(chunks, clean, emit), 0
+    # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
+    stream, tokens = AnswerStream(chunks, clean, emit, echo=PromptEcho(GROUNDED_SYSTEM, CANARY)), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
         for piece in model.stream(prompt, config={"tags": ["nostream"]}):
