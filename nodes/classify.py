@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from graph.budget import call_timeout
 from graph.context import Context, resolve_context
+from graph.messages import UNREADABLE
 from graph.state import State, turn_defaults
 from logic.errors import InvalidInputError
 from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
@@ -120,6 +121,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
         if message is None:
             raise InvalidInputError("the last message must come from the user")
+        if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
+            raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
         text = clean_question(message.content, ctx.max_question_chars)
         selection = clean_selection(state.get("context") or "")
         if selection and state.get("filters"):

@@ -14,7 +14,7 @@ from typing import Any
 from graph.context import Context, SettingsError
 from rag_agent import cli_memory
 from rag_agent.cli_output import EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_code, print_answer, print_event
-from rag_agent.logs import install_redaction
+from rag_agent.logs import install_redaction, mask_url
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--concurrency", type=int, default=4, help="parallel page fetches (default 4)")
     ingest.add_argument("--timeout", type=float, default=15.0, help="seconds per HTTP request (default 15)")
     ingest.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors (default 3)")
-    ingest.add_argument("--json", action="store_true", help="print the report, flagged pages included, as JSON")
+    ingest.add_argument("--json", action="store_true", dest="ingest_json",
+                        help="print the report, flagged pages included, as JSON")
     ask = sub.add_parser("ask", help="ask one question")
     ask.add_argument("question")
     ask.add_argument("--thread", help="conversation id to continue")
@@ -109,7 +110,7 @@ def _ingest(args: argparse.Namespace, ctx: Context) -> int:
     for source, sentences in report.flagged.items():
         print(f"rag-agent: warning: {source} contains text addressed to an AI model (indexed as data, never "
               f"quoted in answers): {' | '.join(sentences)}", file=sys.stderr)
-    if getattr(args, "json", False):
+    if getattr(args, "ingest_json", False):
         print(json.dumps(dataclasses.asdict(report) | {"collection": ctx.collection, "embedding_model": name},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
@@ -198,13 +199,13 @@ def describe(ctx: Context) -> dict[str, str]:
         threshold = f"{manifest.threshold(info)} ({how})"
     else:
         threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
-    qdrant = os.environ.get("QDRANT_URL")
+    qdrant, base_url = os.environ.get("QDRANT_URL"), mask_url(os.environ.get("OPENAI_BASE_URL", ""))
     return {
         "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
-                 + (f", OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']})" if os.environ.get("OPENAI_BASE_URL") else ")")
+                 + (f", OPENAI_BASE_URL={base_url})" if base_url else ")")
                  if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
         "embeddings": f"{embedder} ({why_embedder})",
-        "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
+        "vector_store": f"Qdrant server {mask_url(qdrant)} (QDRANT_URL)" if qdrant
         else f"Qdrant local mode in {Path(ctx.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
         "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
         "data_dir": str(Path(ctx.data_dir).resolve()),
