@@ -7,8 +7,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, MessageLikeRepresentation, convert_to_messages
 from langgraph.graph.message import Messages, add_messages
 
-# Set on the stand-in for a message the channel could not read; classify refuses the turn with this text.
-UNREADABLE = "unreadable_message"
+from logic.validation import UNREADABLE
+
 # Longer than any accepted question (Context.max_question_chars is at most 10,000): never written to the
 # thread, not even to the checkpoint that records the run's input.
 CHANNEL_LIMIT = 10_000

@@ -12,14 +12,13 @@ from pydantic import BaseModel, Field
 
 from graph.budget import call_timeout
 from graph.context import Context, resolve_context
-from graph.messages import UNREADABLE
 from graph.state import State, turn_defaults
 from logic.errors import InvalidInputError
 from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from logic.history import HISTORY_NOTE, recent_history, window_removals
 from logic.not_found import compose
 from logic.types import NotFound
-from logic.validation import clean_question, clean_selection
+from logic.validation import UNREADABLE, clean_question, clean_selection
 from nodes.prompts import REWRITE_SYSTEM
 from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, chat_available, get_chat_model, load_client
 
