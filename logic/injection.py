@@ -42,7 +42,8 @@ _HOST = re.compile(
 )
 # An e-mail address names a host too: one on a foreign host is a way to send users elsewhere.
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,24})\b", re.IGNORECASE)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s)\]>\"'`]+(?<![.,;:!?])", re.IGNORECASE)
+# Links a reader can follow; other schemes (ROS's package:// and model://, database URLs) name no site.
+_URL = re.compile(r"\b(?:https?|ftps?|wss?|file)://[^\s)\]>\"'`]+(?<![.,;:!?])", re.IGNORECASE)
 
 
 def is_instruction(sentence: str) -> bool:
