@@ -21,7 +21,7 @@ from rag_agent.cli_output import (
     print_answer,
     print_event,
 )
-from rag_agent.logs import install_redaction
+from rag_agent.logs import install_redaction, mask_url
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -172,13 +172,13 @@ def describe(ctx: Context) -> dict[str, str]:
         threshold = f"{manifest.threshold(info)} ({how})"
     else:
         threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
-    qdrant = os.environ.get("QDRANT_URL")
+    qdrant, base_url = os.environ.get("QDRANT_URL"), mask_url(os.environ.get("OPENAI_BASE_URL", ""))
     return {
         "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
-                 + (f", OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']})" if os.environ.get("OPENAI_BASE_URL") else ")")
+                 + (f", OPENAI_BASE_URL={base_url})" if base_url else ")")
                  if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
         "embeddings": f"{embedder} ({why_embedder})",
-        "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
+        "vector_store": f"Qdrant server {mask_url(qdrant)} (QDRANT_URL)" if qdrant
         else f"Qdrant local mode in {Path(ctx.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
         "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
         "data_dir": str(Path(ctx.data_dir).resolve()),
