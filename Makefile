@@ -1,5 +1,7 @@
-# Set-up is part of every target: a fresh clone needs only Python 3.11 and these commands.
-PYTHON ?= python3.11
+# Set-up is part of every target: a fresh clone needs only Python >= 3.11 and these commands.
+# The newest python3.1x on PATH that is >= 3.11; `make PYTHON=/path/to/python3 ...` overrides it.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11, 5))' 2>/dev/null && { command -v $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -9,22 +11,30 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install bench-install demo test test-unit lint dev clean
+.PHONY: install lock bench-install demo test test-unit lint dev clean
 
-$(STAMP): pyproject.toml constraints.txt
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
+
+$(STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || \
+		{ echo "no Python >= 3.11.5 found (tried python3.13, python3.12, python3.11, python3); set PYTHON=" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv==0.13.9
-	# torch comes from the machine's CPU wheel (--find-links); constraints.txt pins everything else.
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links /opt/wheels \
-		-c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	# requirements.lock pins every package with its hashes (`make lock` regenerates it); then the project itself.
+	$(UV_INSTALL) --require-hashes -r requirements.lock
+	$(UV_INSTALL) --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# Re-resolve after changing pyproject.toml or constraints.txt: every platform, hashes for every file.
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev -c constraints.txt --universal --python-version 3.11.5 \
+		--generate-hashes --no-header --quiet -o requirements.lock
+
 # Benchmark-only extra (llama-index) for benchmarks/; pinned in constraints-bench.txt, never needed by `make test`.
 bench-install: $(STAMP)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links /opt/wheels \
-		-c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
+	$(UV_INSTALL) -c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 demo: $(STAMP)
 	$(BIN)/rag-agent ingest docs --exclude benchmarks.md

@@ -2,34 +2,31 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from psycopg import Connection
-from psycopg import Error as PostgresError
-from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
 
 from graph.context import SettingsError
 from tools.errors import StorageError
 
 CHECKPOINTER_ENV = "RAG_AGENT_CHECKPOINTER"
-# Failures of the conversation store surface outside any node; the caller maps them to STORAGE_ERROR.
-STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, PostgresError)
-# A turn waiting this long for another process's turn on the same thread gives up with a clear error.
-LOCK_TIMEOUT = "120s"
-_CONNECTION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+# Postgres support (psycopg, its pool and saver) is imported only for a postgresql:// URL: it costs
+# a noticeable share of a cold start that the SQLite default does not need.
+_POSTGRES = "rag_agent.pg_checkpointer"
+
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """Failures of the conversation store, which surface outside any node (the caller maps them to STORAGE_ERROR)."""
+    postgres = sys.modules.get(_POSTGRES)
+    return (sqlite3.Error, *((postgres.PostgresError,) if postgres else ()))
 
 
 def redact(url: str) -> str:
@@ -62,45 +59,6 @@ def open_sqlite(path: Path) -> SqliteSaver:
     return saver
 
 
-class PooledPostgresSaver(PostgresSaver):
-    """A PostgresSaver over a connection pool, with a separate pool for per-thread advisory locks."""
-
-    def __init__(self, pool: ConnectionPool[Connection[DictRow]], lock_pool: ConnectionPool[Connection[DictRow]]):
-        super().__init__(pool)
-        # Lock holders keep a connection for a whole turn; a separate pool means they can never
-        # starve the saver of the connection it needs to finish that turn.
-        self.lock_pool = lock_pool
-
-    def close(self) -> None:
-        """Close both pools."""
-        self.lock_pool.close()
-        if isinstance(self.conn, ConnectionPool):
-            self.conn.close()
-
-
-def open_postgres(url: str) -> PooledPostgresSaver:
-    """Connect to Postgres, create the checkpoint tables on first use, and return a pooled saver."""
-    try:
-        conninfo_to_dict(url)
-    except PostgresError as exc:
-        raise SettingsError(f"{CHECKPOINTER_ENV}: invalid Postgres URL {redact(url)}: {exc}") from exc
-    try:
-        # A direct connection first: the pool would only report a timeout, this names the cause.
-        with Connection.connect(url, connect_timeout=10, autocommit=True, prepare_threshold=0,
-                                row_factory=dict_row) as conn:
-            PostgresSaver(conn).setup()
-    except PostgresError as exc:
-        raise StorageError(f"cannot use the checkpoint database {redact(url)}: {exc}") from exc
-    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=1, max_size=2, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
-    )
-    lock_pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=0, max_size=8, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
-    )
-    # check_connection: a pooled connection broken by a server restart is replaced, not handed out.
-    return PooledPostgresSaver(pool, lock_pool)
-
-
 def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheckpointSaver[Any]:
     """Open the checkpointer `url` names (default: $RAG_AGENT_CHECKPOINTER, else data_dir/checkpoints.sqlite).
 
@@ -115,6 +73,8 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
     if spec == "memory":
         return InMemorySaver()
     if spec.startswith(("postgresql://", "postgres://")):
+        from rag_agent.pg_checkpointer import open_postgres
+
         return open_postgres(spec)
     if spec.startswith("sqlite:///"):
         return open_sqlite(Path(spec.removeprefix("sqlite:///")))
@@ -126,23 +86,9 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
     return open_sqlite(Path(spec))
 
 
-def advisory_key(thread_id: str) -> int:
-    """Return a stable signed 64-bit lock key for the thread (Python's hash() varies per process)."""
-    digest = hashlib.blake2b(f"rag-agent:thread:{thread_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-@contextmanager
-def cross_process_lock(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[None]:
+def cross_process_lock(saver: BaseCheckpointSaver[Any], thread_id: str) -> AbstractContextManager[None]:
     """Hold a Postgres advisory lock on the thread for the block; a no-op for other stores."""
-    if not isinstance(saver, PooledPostgresSaver):
-        yield
-        return
-    with saver.lock_pool.connection() as conn, conn.transaction():
-        # Transaction-scoped: the lock ends with the transaction, even if this process dies mid-turn.
-        conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(thread_id),))
-        except PostgresError as exc:
-            raise StorageError(f"another turn on thread {thread_id} is still running; try again later") from exc
-        yield
+    postgres = sys.modules.get(_POSTGRES)
+    if postgres is None or not isinstance(saver, postgres.PooledPostgresSaver):
+        return nullcontext()
+    return postgres.advisory_lock(saver, thread_id)  # type: ignore[no-any-return]

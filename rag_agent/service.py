@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import uuid
@@ -21,7 +22,8 @@ from graph.context import Context
 from nodes.answer_stream import StreamedAnswer
 from nodes.budget import DEADLINE_KEY, new_deadline
 from nodes.classify import RESET_REPLY
-from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent import warmup
+from rag_agent.checkpointers import cross_process_lock, open_checkpointer, store_errors
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -81,6 +83,13 @@ class Agent:
             else open_checkpointer(self.context.data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
+        self._loaded = False
+
+    def load(self) -> None:
+        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
+        if not self._loaded:
+            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
+            self._loaded = True
 
     def close(self) -> None:
         """Release the connections of a checkpointer this Agent opened."""
@@ -118,7 +127,7 @@ class Agent:
                 state = work(config)
         except AgentError as exc:
             state = _failure(exc)
-        except STORE_ERRORS as exc:
+        except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store failed: {exc}"))
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
@@ -161,6 +170,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex
         relay = StreamedAnswer(on_answer) if on_answer else None
+        self.load()  # one-time loading is not the turn's work: it must not count against turn_timeout
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
@@ -195,6 +205,7 @@ class Agent:
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
+        self.load()
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:

@@ -9,7 +9,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import SettingsError
-from rag_agent.checkpointers import advisory_key, open_checkpointer, redact
+from rag_agent.checkpointers import open_checkpointer, redact
+from rag_agent.pg_checkpointer import advisory_key
 from tools.errors import StorageError
 
 
