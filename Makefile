@@ -5,6 +5,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
@@ -22,33 +23,40 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 	# requirements.lock pins every package with its hashes (`make lock` regenerates it); then the project itself.
 	$(UV_INSTALL) --require-hashes -r requirements.lock
-	$(UV_INSTALL) --no-deps -e .
+	$(UV_INSTALL) --no-deps -e '.[server]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The checks and tests add pytest, ruff, mypy and matplotlib (requirements-dev.lock: a superset of requirements.lock).
+$(DEV_STAMP): $(STAMP) requirements-dev.lock
+	$(UV_INSTALL) --require-hashes -r requirements-dev.lock
+	touch $(DEV_STAMP)
+
+install: $(DEV_STAMP)
 
 # Re-resolve after changing pyproject.toml or constraints.txt: every platform, hashes for every file.
+LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --python-version 3.11.5 \
+	--generate-hashes --no-header --quiet
 lock: $(STAMP)
-	$(BIN)/uv pip compile pyproject.toml --extra dev -c constraints.txt --universal --python-version 3.11.5 \
-		--generate-hashes --no-header --quiet -o requirements.lock
+	$(LOCK) --extra server -o requirements.lock
+	$(LOCK) --extra dev -o requirements-dev.lock
 
 # Benchmark-only extra (llama-index) for benchmarks/; pinned in constraints-bench.txt, never needed by `make test`.
-bench-install: $(STAMP)
+bench-install: $(DEV_STAMP)
 	$(UV_INSTALL) -c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 demo: $(STAMP)
 	$(BIN)/rag-agent ingest docs --exclude benchmarks.md
 	$(BIN)/rag-agent ask "How do I ingest my documentation?"
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes tools rag_agent
 	$(BIN)/pytest -q
 
-test-unit: $(STAMP)
+test-unit: $(DEV_STAMP)
 	$(BIN)/pytest -q tests/unit
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes tools rag_agent
 

@@ -290,6 +290,8 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     from tools import manifest
     from tools.errors import InvalidInputError
 
+    if args.plot:
+        evaluate.check_plotting()
     ctx, records = _records(args, ctx)
     curve = evaluate.sweep(records)
     best = evaluate.best_threshold(curve)
