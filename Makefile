@@ -50,7 +50,8 @@ demo: $(STAMP)
 
 test: $(DEV_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy graph nodes tools rag_agent
+	$(BIN)/mypy graph nodes logic tools rag_agent
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 test-unit: $(DEV_STAMP)
@@ -58,7 +59,8 @@ test-unit: $(DEV_STAMP)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy graph nodes tools rag_agent
+	$(BIN)/mypy graph nodes logic tools rag_agent
+	$(BIN)/lint-imports
 
 # The server reads the index in $$RAG_AGENT_DATA_DIR (default ./.rag-agent, like the CLI): ingest first.
 # PORT=8123 make dev pins the port; otherwise the OS picks a free one on 127.0.0.1.

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import machine
+from logic.chunking import chunk_markdown
 from tools import onnx_embedder
-from tools.chunking import chunk_markdown
 from tools.sources import from_folder
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval" / "textbook"

@@ -8,14 +8,16 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import SettingsError
-from tools.errors import StorageError
+from logic.errors import StorageError
+from rag_agent.logs import redact_url
+
+redact = redact_url  # the name callers and tests have used
 
 CHECKPOINTER_ENV = "RAG_AGENT_CHECKPOINTER"
 # Postgres support (psycopg, its pool and saver) is imported only for a postgresql:// URL: it costs
@@ -27,18 +29,6 @@ def store_errors() -> tuple[type[Exception], ...]:
     """Failures of the conversation store, which surface outside any node (the caller maps them to STORAGE_ERROR)."""
     postgres = sys.modules.get(_POSTGRES)
     return (sqlite3.Error, *((postgres.PostgresError,) if postgres else ()))
-
-
-def redact(url: str) -> str:
-    """Return the URL with any password replaced, so errors can name it safely."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def open_sqlite(path: Path) -> SqliteSaver:
@@ -75,12 +65,15 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
     if spec.startswith(("postgresql://", "postgres://")):
         from rag_agent.pg_checkpointer import open_postgres
 
-        return open_postgres(spec)
+        try:
+            return open_postgres(spec)
+        except SettingsError as exc:
+            raise SettingsError(f"{CHECKPOINTER_ENV}: {exc}") from exc
     if spec.startswith("sqlite:///"):
         return open_sqlite(Path(spec.removeprefix("sqlite:///")))
     if "://" in spec:
         raise SettingsError(
-            f"{CHECKPOINTER_ENV}: unsupported checkpointer {redact(spec)!r}; use 'memory', a SQLite file path "
+            f"{CHECKPOINTER_ENV}: unsupported checkpointer {redact_url(spec)!r}; use 'memory', a SQLite file path "
             "or postgresql://user@host/db"
         )
     return open_sqlite(Path(spec))

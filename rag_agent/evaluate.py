@@ -175,7 +175,7 @@ def check_plotting() -> None:
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
-        from tools.errors import InvalidInputError
+        from logic.errors import InvalidInputError
 
         raise InvalidInputError("--plot needs matplotlib, which is optional: install it with "
                                 "`pip install 'rag-agent[plot]'`, or leave out --plot")

@@ -6,8 +6,9 @@ import logging
 import os
 import re
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 
 SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
                "RAG_AGENT_API_KEYS")
@@ -42,3 +43,15 @@ def install_redaction() -> None:
 
     logging.setLogRecordFactory(factory)
     _installed = True
+
+
+def redact_url(url: str) -> str:
+    """Return the URL with any password replaced, so errors can name it safely."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))

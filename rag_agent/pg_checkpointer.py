@@ -14,8 +14,8 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from graph.context import SettingsError
-from rag_agent.checkpointers import CHECKPOINTER_ENV, redact
-from tools.errors import StorageError
+from logic.errors import StorageError
+from rag_agent.logs import redact_url
 
 __all__ = ["PooledPostgresSaver", "PostgresError", "advisory_key", "advisory_lock", "open_postgres"]
 
@@ -45,14 +45,14 @@ def open_postgres(url: str) -> PooledPostgresSaver:
     try:
         conninfo_to_dict(url)
     except PostgresError as exc:
-        raise SettingsError(f"{CHECKPOINTER_ENV}: invalid Postgres URL {redact(url)}: {exc}") from exc
+        raise SettingsError(f"invalid Postgres URL {redact_url(url)}: {exc}") from exc
     try:
         # A direct connection first: the pool would only report a timeout, this names the cause.
         with Connection.connect(url, connect_timeout=10, autocommit=True, prepare_threshold=0,
                                 row_factory=dict_row) as conn:
             PostgresSaver(conn).setup()
     except PostgresError as exc:
-        raise StorageError(f"cannot use the checkpoint database {redact(url)}: {exc}") from exc
+        raise StorageError(f"cannot use the checkpoint database {redact_url(url)}: {exc}") from exc
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
         url, min_size=1, max_size=2, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
     )

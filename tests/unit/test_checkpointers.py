@@ -9,9 +9,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import SettingsError
+from logic.errors import StorageError
 from rag_agent.checkpointers import open_checkpointer, redact
 from rag_agent.pg_checkpointer import advisory_key
-from tools.errors import StorageError
 
 
 def test_default_is_sqlite_in_the_data_dir(tmp_path: Path) -> None:

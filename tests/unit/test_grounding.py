@@ -10,7 +10,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 import nodes.generate_grounded
-from tools.grounding import check_lexical, split_claims
+from logic.grounding import check_lexical, split_claims
 
 Ask = Callable[..., dict[str, Any]]
 
