@@ -1,7 +1,7 @@
 # Set-up is part of every target: a fresh clone needs only Python >= 3.11 and these commands.
 # The newest python3.1x on PATH that is >= 3.11; `make PYTHON=/path/to/python3 ...` overrides it.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
-	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11, 5))' 2>/dev/null && { command -v $$p; break; }; done)
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { command -v $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -18,7 +18,7 @@ UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-byte
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || \
-		{ echo "no Python >= 3.11.5 found (tried python3.13, python3.12, python3.11, python3); set PYTHON=" >&2; exit 1; }
+		{ echo "no Python >= 3.11 found (tried python3.13, python3.12, python3.11, python3); set PYTHON=" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 	# requirements.lock pins every package with its hashes (`make lock` regenerates it); then the project itself.
@@ -34,7 +34,7 @@ $(DEV_STAMP): $(STAMP) requirements-dev.lock
 install: $(DEV_STAMP)
 
 # Re-resolve after changing pyproject.toml or constraints.txt: every platform, hashes for every file.
-LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --python-version 3.11.5 \
+LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --python-version 3.11 \
 	--generate-hashes --no-header --quiet
 lock: $(STAMP)
 	$(LOCK) --extra server -o requirements.lock
