@@ -67,9 +67,11 @@ def _build(name: str) -> Embeddings:
         return CohereEmbeddings(  # type: ignore[call-arg]
             model=model, max_retries=1, request_timeout=30, base_url=os.environ.get("COHERE_BASE_URL") or None
         )
+    if provider == "st":
+        return _sentence_transformers(model)
     if provider == "hash":
         return HashEmbeddings(int(model or 256))
-    raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/ or hash/")
+    raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/, st/ or hash/")
 
 
 def _local(model: str) -> Embeddings:
@@ -79,6 +81,17 @@ def _local(model: str) -> Embeddings:
     from tools import onnx_embedder
 
     return onnx_embedder.load()
+
+
+def _sentence_transformers(model: str) -> Embeddings:
+    """Load another sentence-transformers model (a folder or a hub name) through the optional torch extra."""
+    try:
+        from langchain_huggingface import HuggingFaceEmbeddings
+    except ImportError as exc:
+        raise EmbeddingError(f"st/{model} needs the optional torch extra: pip install 'rag-agent[torch]'") from exc
+    embedder: Embeddings = HuggingFaceEmbeddings(model_name=model, model_kwargs={"device": "cpu"},
+                                                 encode_kwargs={"normalize_embeddings": True, "batch_size": 64})
+    return embedder
 
 
 def embed_query(embeddings: Embeddings, text: str, timeout: float) -> list[float]:
