@@ -43,10 +43,11 @@ def line_history(data_dir: str) -> Iterator[None]:
 
 def run(args: argparse.Namespace, ctx: Context, selection: str | None, filters: dict[str, str]) -> int:
     """Hold a conversation on one thread until /exit or Ctrl-D; Ctrl-C cancels the answer being written."""
+    from logic.validation import printable
     from rag_agent.service import Agent
 
     agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
-    print(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit or Ctrl-D quits")
+    print(printable(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit or Ctrl-D quits"))
     with line_history(ctx.data_dir):
         while True:
             try:
