@@ -62,3 +62,7 @@ def install_redaction() -> None:
 
     logging.setLogRecordFactory(factory)
     _installed = True
+
+
+# The name the checkpointer modules use: error messages name a store URL with its password masked.
+redact_url = mask_url

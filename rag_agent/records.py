@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -18,7 +19,6 @@ from graph.record_stores import forget, location, recording_on, register
 from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
 from logic.masking import mask_personal
-from rag_agent.checkpointers import PooledPostgresSaver
 from tools.records import STORE_ERRORS, RecordStore, UnknownTurnError
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",
@@ -50,7 +50,8 @@ def store_for(saver: BaseCheckpointSaver[Any], data_dir: str | Path) -> tuple[st
         path = next((str(r[2]) for r in rows if r[1] == "main" and r[2]), "")
         key = path or f"memory:{uuid.uuid4().hex}"
         return key, register(key, None if path else RecordStore(":memory:"))
-    if isinstance(saver, PooledPostgresSaver) and hasattr(saver.conn, "conninfo"):
+    postgres = sys.modules.get("rag_agent.pg_checkpointer")  # imported only once a Postgres store was opened
+    if postgres is not None and isinstance(saver, postgres.PooledPostgresSaver) and hasattr(saver.conn, "conninfo"):
         key = str(saver.conn.conninfo)
         return key, register(key)
     key = location(data_dir)
