@@ -15,13 +15,14 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
+from langchain_qdrant import SparseEmbeddings
 from qdrant_client import QdrantClient
 from tqdm import tqdm
 
 from logic import lexical
 from logic.chunking import Passage, chunk_markdown
 from logic.errors import IndexMismatchError, InvalidInputError
-from tools import lexicon_store, manifest, sources, sparse, vectorstore
+from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, vectorstore
 
 log = logging.getLogger(__name__)
 LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
@@ -123,6 +124,12 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
             "run ingest with --recreate to rebuild it"
         )
     mode = _retrieval_mode(info, collection, retrieval, recreate)
+    if mode == vectorstore.HYBRID and info and info.get("documents") and not recreate \
+            and info.get("sparse") != sparse.ENCODING:
+        # Chunks written by the earlier hand-written encoder hash terms differently from fastembed's BM25.
+        raise IndexMismatchError(
+            f"collection {collection!r} holds keyword vectors from an earlier BM25 encoder; "
+            "run ingest with --recreate to rebuild it")
     dimension = len(embeddings.embed_query("dimension probe"))
     if recreate or not info or not client.collection_exists(collection):
         if client.collection_exists(collection):
@@ -134,6 +141,8 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
             kept = {k: info[k] for k in ("threshold", "calibration") if k in info}
         info = {**kept, "documents": {}, "pending": []}
     info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
+    if mode == vectorstore.HYBRID:
+        info["sparse"] = sparse.ENCODING
     vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
     if os.environ.get("QDRANT_URL"):
@@ -193,6 +202,10 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
+    if not os.environ.get("QDRANT_URL") and (touched or embedded_index.current(data_dir, collection) is None):
+        # What every reader searches in local mode (tools/search.py): Qdrant itself stays with the one writer.
+        embedded_export.export(client, collection, data_dir, hybrid=report.retrieval == vectorstore.HYBRID,
+                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH))
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
@@ -204,7 +217,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     return report
 
 
-def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> sparse.BM25Encoder | None:
+def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> SparseEmbeddings | None:
     """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
     if manifest.retrieval_mode(info) != vectorstore.HYBRID:
         return None
@@ -212,7 +225,7 @@ def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> s
     if not info.get("bm25_average_length") and chunks:
         texts = (c.embedding_text() for page in chunks.values() for c in page)
         info["bm25_average_length"] = round(sparse.average_length(texts), 2)
-    return sparse.BM25Encoder(float(info.get("bm25_average_length") or 1.0))
+    return sparse.encoder(float(info.get("bm25_average_length") or 1.0))
 
 
 def _write(client: QdrantClient, collection: str, embeddings: Embeddings, found: sources.Collected,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
+from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseEmbeddings, SparseVector
 from qdrant_client import QdrantClient, models
 
 from logic.errors import RetrievalError, StorageError
-from tools.sparse import BM25Encoder
+from tools import sparse as bm25
 
 DENSE, HYBRID = "dense", "hybrid"
 MODES = (DENSE, HYBRID)
@@ -55,6 +55,15 @@ def _connect(url: str | None, path: Path) -> QdrantClient:
         raise StorageError(f"cannot open the index folder {path}: {exc.strerror or exc}") from exc
 
 
+def release(data_dir: str | Path) -> None:
+    """Close this process's client of a local index, so other processes may open it."""
+    key = str(Path(data_dir, "qdrant").resolve())
+    with _lock:
+        client = _clients.pop(key, None)
+    if client is not None:
+        client.close()
+
+
 def close_clients() -> None:
     """Close every client (releases local-mode locks; used by tests and at exit)."""
     with _lock:
@@ -91,7 +100,7 @@ def fast_local_writes(client: QdrantClient, collection: str) -> None:
 
 
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True,
-          sparse: BM25Encoder | None = None) -> QdrantVectorStore:
+          sparse: SparseEmbeddings | None = None) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store; with a sparse encoder it writes both vectors."""
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
     # not on every query (the manifest has already checked the embedder and dimension).
@@ -148,7 +157,7 @@ def search(
     Hybrid mode also matches `text`'s terms by keyword.
     """
     try:
-        keywords = BM25Encoder().embed_query(text) if mode == HYBRID else None
+        keywords = bm25.encoder().embed_query(text) if mode == HYBRID else None
         if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
             return _hybrid(client, collection, vector, keywords, k, query_filter)
         vstore = store(client, collection, embeddings, validate=False)
