@@ -23,7 +23,7 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer, prune_superseded
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -116,6 +116,7 @@ class Agent:
                 config: RunnableConfig = {"configurable": {"thread_id": thread_id,
                                                            DEADLINE_KEY: new_deadline(self.context)}}
                 state = work(config)
+                prune_superseded(self.checkpointer, thread_id)
         except AgentError as exc:
             state = _failure(exc)
         except STORE_ERRORS as exc:
