@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Durability
 
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
@@ -35,6 +36,12 @@ _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
+
+
+# "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
+# by kill -9) resumes from the last finished node instead of redoing the whole turn. benchmarks/
+# warm_turn.py measures what "async" would save per turn; it loses that guarantee for a hard kill.
+DURABILITY: Durability = "sync"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -133,12 +140,11 @@ class Agent:
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
              relay: StreamedAnswer | None) -> dict[str, Any]:
         """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
-        # "sync": every finished node is checkpointed before the next starts, so a turn killed
-        # midway can be resumed from the last finished node instead of redoing the whole turn.
         if relay is None:
-            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context,
+                                                      durability=DURABILITY)
             return state
-        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability=DURABILITY,
                                              stream_mode=["custom", "values"]):
             if mode == "values" and isinstance(chunk, dict):
                 state = chunk
