@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,10 @@ MODES = (DENSE, HYBRID)
 # index plus one named sparse vector, and dense-only search is the same call for either.
 DENSE_VECTOR = ""
 SPARSE_VECTOR = "bm25"
+
+# qdrant-client warns past 20,000 points because its local mode searches in Python; queries here read
+# the embedded snapshot instead (tools/embedded_index.py), and ingest warns at the size measured for it.
+warnings.filterwarnings("ignore", message="Local mode is not recommended", category=UserWarning)
 
 _clients: dict[str, QdrantClient] = {}
 _lock = threading.Lock()

@@ -83,3 +83,9 @@ def test_confidence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_load() -> None:
     out = run("load.py", "--conversations", "1", "--seconds", "4", "--timeout", "120")
     assert "failed runs 0; lost turns 0" in out
+
+
+def test_bm25() -> None:
+    rows = [json.loads(line) for line in run("bm25.py", "--smoke").splitlines() if line.startswith("{")]
+    assert [r["encoder"].split()[0] for r in rows] == ["hand-written", "fastembed"]
+    assert all(r["in scope"]["n"] > 0 for r in rows)
