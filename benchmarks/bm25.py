@@ -100,6 +100,11 @@ def evaluate(name: str, encoder: Any, chunks: list[tuple[str, str]], sets: dict[
     return out
 
 
+def rows(path: Path) -> list[dict[str, Any]]:
+    """Read a JSON Lines question set."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Print one line of figures per encoder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -109,12 +114,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     found = from_folder(corpus)
     chunks = [(s, c.embedding_text()) for s, (_, text) in found.docs.items() for c in chunk_markdown(text, s)]
     prefix = "module-1/" if args.smoke else ""
-    load = [json.loads(line) for line in (SHARED / "textbook" / "textbook-questions.jsonl").read_text().splitlines()]
+    load = rows(SHARED / "textbook" / "textbook-questions.jsonl")
     sets = {
         "in scope": [{**q, "gold": [g.removeprefix(prefix) for g in q["gold"]]} for q in load
                      if q.get("gold") and all(g.startswith(prefix) for g in q["gold"])],
-        "near miss": [json.loads(x) for x in (SHARED / "textbook" / "textbook-nearmiss.jsonl").read_text().splitlines()],
-        "out of scope": [json.loads(x) for x in (SHARED / "ood" / "squad2-ood-questions.jsonl").read_text().splitlines()],
+        "near miss": rows(SHARED / "textbook" / "textbook-nearmiss.jsonl"),
+        "out of scope": rows(SHARED / "ood" / "squad2-ood-questions.jsonl"),
     }
     if args.smoke:
         sets = {k: v[:5] for k, v in sets.items()}
