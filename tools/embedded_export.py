@@ -14,6 +14,7 @@ from qdrant_client import QdrantClient
 
 from tools import sparse
 from tools.embedded_index import CURRENT, root
+from tools.vectorstore import SPARSE_VECTOR
 
 _BATCH = 2000
 
@@ -21,6 +22,12 @@ _BATCH = 2000
 def _dense(vector: Any) -> list[float]:
     """Return a point's dense vector, whether stored unnamed alone or next to the named sparse one."""
     return list(vector.get("", []) if isinstance(vector, dict) else vector or [])
+
+
+def _posting(row: int, vector: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Return one chunk's (term ids, row, weights) for the inverted index."""
+    indices = np.asarray(vector.indices, dtype=np.int64)
+    return indices, np.full(len(indices), row, dtype=np.int32), np.asarray(vector.values, dtype=np.float32)
 
 
 def _postings(parts: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]],
@@ -39,8 +46,12 @@ def _postings(parts: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.n
 
 
 def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybrid: bool,
-           average_length: float = sparse.DEFAULT_AVERAGE_LENGTH) -> Path:
-    """Write the collection's vectors, payloads and (hybrid) BM25 postings to a new snapshot and make it current."""
+           average_length: float = sparse.DEFAULT_AVERAGE_LENGTH, stored_sparse: bool = False) -> Path:
+    """Write the collection's vectors, payloads and (hybrid) BM25 postings to a new snapshot and make it current.
+
+    With `stored_sparse`, the BM25 vectors ingest stored with each point are reused; a point without
+    one (or every point, without the flag: an index from the earlier encoder) is encoded from its text.
+    """
     base = root(data_dir, collection)
     base.mkdir(parents=True, exist_ok=True)
     name = uuid.uuid4().hex
@@ -56,7 +67,7 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
         while True:
             points, offset = client.scroll(collection, limit=_BATCH, offset=offset, with_payload=True,
                                            with_vectors=True)
-            texts = []
+            texts: list[tuple[int, str]] = []
             for point in points:
                 dense = np.asarray(_dense(point.vector), dtype=np.float32)
                 if vectors is None:
@@ -72,14 +83,15 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
                 offsets.append(offsets[-1] + len(line))
                 source_ids.append(sources.setdefault(str(metadata.get("source", "")), len(sources)))
                 headings.append(list(metadata.get("heading_hierarchy") or []))
-                texts.append(str(payload.get("page_content", "")))
+                stored = point.vector.get(SPARSE_VECTOR) if isinstance(point.vector, dict) else None
+                if encoder is not None and stored_sparse and stored is not None:
+                    parts.append(_posting(row, stored))
+                elif encoder is not None:
+                    texts.append((row, str(payload.get("page_content", ""))))
                 row += 1
             if encoder is not None and texts:
-                first = row - len(texts)
-                for i, vec in enumerate(encoder.embed_documents(texts)):
-                    parts.append((np.asarray(vec.indices, dtype=np.int64),
-                                  np.full(len(vec.indices), first + i, dtype=np.int32),
-                                  np.asarray(vec.values, dtype=np.float32)))
+                encoded = encoder.embed_documents([t for _, t in texts])
+                parts.extend(_posting(at, vec) for (at, _), vec in zip(texts, encoded, strict=True))
             if offset is None:
                 break
     np.save(folder / "vectors.npy", (vectors if vectors is not None else np.zeros((0, 0), np.float32))[:row])

@@ -205,7 +205,8 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     if not os.environ.get("QDRANT_URL") and (touched or embedded_index.current(data_dir, collection) is None):
         # What every reader searches in local mode (tools/search.py): Qdrant itself stays with the one writer.
         embedded_export.export(client, collection, data_dir, hybrid=report.retrieval == vectorstore.HYBRID,
-                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH))
+                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
+                               stored_sparse=info.get("sparse") == sparse.ENCODING)
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):

@@ -46,7 +46,8 @@ def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index
         info = manifest.load(data_dir)["collections"].get(collection) or {}
         log.warning("preparing the embedded index of %r for fast search (once)", collection)
         embedded_export.export(client, collection, data_dir, hybrid=mode == vectorstore.HYBRID,
-                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH))
+                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
+                               stored_sparse=info.get("sparse") == sparse.ENCODING)
     finally:
         vectorstore.release(data_dir)  # other processes read the snapshot, never Qdrant: let them in
     snap = embedded_index.current(data_dir, collection)
