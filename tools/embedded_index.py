@@ -139,7 +139,8 @@ def _top(scores: np.ndarray[Any, Any], k: int, admitted: np.ndarray[Any, Any] | 
         return []
     best = np.argpartition(-scores, k - 1)[:k]
     best = best[np.argsort(-scores[best], kind="stable")]
-    return [int(r) for r in best if np.isfinite(scores[r])]
+    rows: list[int] = best[np.isfinite(scores[best])].tolist()
+    return rows
 
 
 def _points(rows: list[int], scores: np.ndarray[Any, Any]) -> list[models.ScoredPoint]:
