@@ -104,6 +104,13 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
     return _publish(base, folder, name)
 
 
+def export_collection(client: QdrantClient, collection: str, data_dir: str | Path, info: dict[str, Any]) -> Path:
+    """Export a collection as its manifest entry describes it (mode, BM25 length and encoder)."""
+    return export(client, collection, data_dir, hybrid=info.get("retrieval") == "hybrid",
+                  average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
+                  stored_sparse=info.get("sparse") == sparse.ENCODING)
+
+
 def _publish(base: Path, folder: Path, name: str) -> Path:
     """Make a finished snapshot current, then drop all but the previous one.
 

@@ -22,7 +22,9 @@ from tools.upsert import Settings, to_document
 
 log = logging.getLogger(__name__)
 WRITE_REMEDY = "free disk space or make the data folder writable, then re-run ingest (finished pages are kept)"
-LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
+# The size benchmarks/scale.py measured the embedded index at (docs/benchmarks.md). Past it, memory and
+# search time keep growing linearly and every ingest rewrites the export and holds local Qdrant in memory.
+LOCAL_MODE_LIMIT = 100_000
 page_url = sources.page_url  # kept importable from here for existing callers
 __all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "to_document"]
 
@@ -195,15 +197,12 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
     if not os.environ.get("QDRANT_URL") and (touched or embedded_index.current(data_dir, collection) is None):
-        # What every reader searches in local mode (tools/search.py): Qdrant itself stays with the one writer.
-        embedded_export.export(client, collection, data_dir, hybrid=report.retrieval == vectorstore.HYBRID,
-                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
-                               stored_sparse=info.get("sparse") == sparse.ENCODING)
+        embedded_export.export_collection(client, collection, data_dir, info)  # what readers search in local mode
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
         report.warnings.append(
-            f"{report.chunks} chunks is past what local mode handles well (~{LOCAL_MODE_LIMIT}); run a Qdrant "
+            f"{report.chunks} chunks is past the {LOCAL_MODE_LIMIT:,} the embedded index was measured at; run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")
         log.warning(report.warnings[-1])
     return report

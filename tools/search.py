@@ -45,9 +45,7 @@ def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index
                                     f"{data_dir}; re-run `rag-agent ingest`")
         info = manifest.load(data_dir)["collections"].get(collection) or {}
         log.warning("preparing the embedded index of %r for fast search (once)", collection)
-        embedded_export.export(client, collection, data_dir, hybrid=mode == vectorstore.HYBRID,
-                               average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
-                               stored_sparse=info.get("sparse") == sparse.ENCODING)
+        embedded_export.export_collection(client, collection, data_dir, {**info, "retrieval": mode})
     finally:
         vectorstore.release(data_dir)  # other processes read the snapshot, never Qdrant: let them in
     snap = embedded_index.current(data_dir, collection)
