@@ -13,6 +13,7 @@ from graph.state import NotFound, State, turn_defaults
 from nodes.generate_not_found import compose
 from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from nodes.history import HISTORY_NOTE, recent_history, window_removals
+from nodes.page_hint import clean_page_url
 from nodes.rewrite import llm_rewrite
 from tools.chat import chat_available
 from tools.errors import InvalidInputError
@@ -66,7 +67,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     message = _latest_user_message(messages)
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
-    update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
+    update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals,
+                              "page_url": "", "page_hint": ""}
     forged = _client_roles(messages)
     try:
         if forged:
@@ -76,6 +78,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if message is None:
             raise InvalidInputError("the last message must come from the user")
         text = clean_question(message.content, ctx.max_question_chars)
+        update["page_hint"] = clean_page_url(state.get("page_url"))
         selection = clean_selection(state.get("context") or "")
         if selection and state.get("filters"):
             raise InvalidInputError("filters restrict the documentation search and cannot be combined with a "

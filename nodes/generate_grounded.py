@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graph.context import Context, resolve_context
 from graph.state import Chunk, Citation, State
+from nodes.annotations import cited_message
 from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
 from nodes.budget import call_timeout, remaining
 from nodes.hygiene import cite, clean, neutralize
@@ -121,7 +122,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "grounding": check.report(),
         "confidence": confidence(state.get("top_score"), state.get("threshold"),
                                  [_relevance(c) for c in retrieved], check.support),
-        "messages": [AIMessage(answer)],
+        "messages": [cited_message(answer, citations)],
     }
 
 

@@ -14,6 +14,7 @@ from graph.state import Chunk, State
 from nodes import retrieval_cache
 from nodes.budget import call_timeout, remaining
 from nodes.generate_not_found import sections
+from nodes.page_hint import prefer_page
 from nodes.score_gate import clears
 from nodes.selection import selection_chunks
 from tools import filters, lexical, manifest, ranking, vectorstore
@@ -117,4 +118,6 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 retrieval_cache.put(key, result)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
+    if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not
+        result = {**result, "retrieved": prefer_page(result["retrieved"], state.get("page_hint", ""))}
     return {**result, "threshold": threshold, "embedding_model": name, "retrieval_cached": cached}

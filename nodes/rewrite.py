@@ -35,7 +35,7 @@ class Rewrite(BaseModel):
 def _history_text(recent: list[BaseMessage]) -> str:
     """Render the (already trimmed) recent conversation as plain lines, oldest first."""
     role = {"human": "user", "ai": "assistant"}
-    return "\n".join(f"{role.get(m.type, m.type)}: {m.content}" for m in recent)
+    return "\n".join(f"{role.get(m.type, m.type)}: {m.text}" for m in recent)
 
 
 def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrite | None:
