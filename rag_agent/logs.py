@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import logging
-import os
-import re
 from typing import Any
 
 from nodes.prompts import CANARY
+from tools.masking import SECRET_VARS, redact_secrets
 
-SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
-               "RAG_AGENT_API_KEYS")
-# Key-shaped tokens a provider may echo back in an error ("Incorrect API key provided: sk-...").
-_KEY_LIKE = re.compile(r"\b(?:sk|lsv2)[-_][A-Za-z0-9_-]{6,}")
+__all__ = ["SECRET_VARS", "install_redaction", "redact"]
 _installed = False
 
 
 def redact(text: str) -> str:
     """Mask the configured secrets, key-shaped tokens and the canary in `text`."""
-    for name in SECRET_VARS:
-        value = os.environ.get(name, "")
-        if len(value) >= 4:
-            text = text.replace(value, "***")
-    return _KEY_LIKE.sub("***", text.replace(CANARY, "***"))
+    return redact_secrets(text.replace(CANARY, "***"))
 
 
 def install_redaction() -> None:

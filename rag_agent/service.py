@@ -18,9 +18,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.builder import compile_graph
 from graph.context import Context
+from graph.recording import RECORDS_KEY, TURN_ID_KEY
 from nodes.answer_stream import StreamedAnswer
 from nodes.budget import DEADLINE_KEY, new_deadline
 from nodes.classify import RESET_REPLY
+from rag_agent import records
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
@@ -81,9 +83,18 @@ class Agent:
             else open_checkpointer(self.context.data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
+        self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
+
+    def feedback(self, turn_id: str, rating: int | str, comment: str | None = None) -> dict[str, Any]:
+        """Rate a turn by its `turn_id`: +1/"up" or -1/"down", with an optional comment.
+
+        Raises InvalidInputError for a bad rating and UnknownTurnError for an id no record has.
+        """
+        return records.record_feedback(turn_id, rating, comment, store=self.records)
 
     def close(self) -> None:
-        """Release the connections of a checkpointer this Agent opened."""
+        """Release the connections of a checkpointer this Agent opened, and its records store."""
+        records.close_store(self._records_key)
         if self._owns_checkpointer:
             closer = getattr(self.checkpointer, "close", None) or getattr(
                 getattr(self.checkpointer, "conn", None), "close", None
@@ -105,22 +116,27 @@ class Agent:
             yield
 
     def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]],
-              relay: StreamedAnswer | None = None) -> dict[str, Any]:
+              relay: StreamedAnswer | None = None, question: Any = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
-        start = time.perf_counter()
+        start, started_at, turn_id = time.perf_counter(), time.time(), uuid.uuid4().hex
         try:
             check_thread_id(thread_id)
             with self._exclusive(thread_id):
                 # The deadline belongs to this invocation, not to the thread (a resumed turn gets a new
                 # one), and starts once the thread is ours: waiting for another turn does not use it up.
-                config: RunnableConfig = {"configurable": {"thread_id": thread_id,
-                                                           DEADLINE_KEY: new_deadline(self.context)}}
+                # The turn id doubles as the LangSmith run id, so feedback can be attached to the trace.
+                config: RunnableConfig = {"run_id": uuid.UUID(turn_id), "configurable": {
+                    "thread_id": thread_id, DEADLINE_KEY: new_deadline(self.context),
+                    TURN_ID_KEY: turn_id, RECORDS_KEY: self._records_key}}
                 state = work(config)
         except AgentError as exc:
-            state = _failure(exc)
+            state = records.record_failure(self.records, _failure(exc), thread_id, question, (turn_id, started_at),
+                                           self.context)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            state = _failure(StorageError(f"the conversation store failed: {exc}"))
+            failure = _failure(StorageError(f"the conversation store failed: {exc}"))
+            state = records.record_failure(self.records, failure, thread_id, question, (turn_id, started_at),
+                                           self.context)
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
         result = response(state, thread_id, time.perf_counter() - start)
@@ -181,7 +197,7 @@ class Agent:
             trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
             return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
 
-        return self._turn(thread_id, work, relay)
+        return self._turn(thread_id, work, relay, question)
 
     def _expire(self, thread_id: str) -> bool:
         """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
@@ -239,6 +255,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
     retrieved = state.get("retrieved") or []
     return {
         "thread_id": thread_id,
+        "turn_id": state.get("turn_id", ""),
+        "timestamp": state.get("timestamp", ""),
         "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
         "status": state.get("status", "error"),
         "answer": state.get("answer", ""),

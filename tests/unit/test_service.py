@@ -14,7 +14,8 @@ from rag_agent.service import Agent, check_thread_id, open_checkpointer
 from tools.errors import InvalidInputError, StorageError
 
 DOCUMENTED_KEYS = {
-    "thread_id", "turn", "status", "answer", "grounded", "retrieval_query", "citations", "retrieved",
+    "thread_id", "turn_id", "timestamp", "turn", "status", "answer", "grounded", "retrieval_query", "citations",
+    "retrieved",
     "top_score", "threshold", "model_used", "embedding_model", "tokens_used", "tokens_estimated",
     "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed", "not_found",
     "retrieval_cached",
