@@ -9,6 +9,7 @@ keys say: each is its own owner, may only use threads and runs, and may not chan
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 from typing import Any
@@ -77,6 +78,7 @@ def identify(authorization: str | None, keys: dict[str, str]) -> str:
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
     keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
+    await asyncio.to_thread(visitors.secret)  # file I/O the first time only; never on the event loop
     return {"identity": identify(authorization, keys)}
 
 

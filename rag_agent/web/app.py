@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -41,14 +44,14 @@ async def token(request: Request) -> Response:
     except ValueError:
         body = {}
     old = visitors.verify(str(body.get("token", ""))) if isinstance(body, dict) else None
-    signed, visitor = visitors.issue(visitor_id=old.visitor_id if old else None)
+    signed, visitor = await run_in_threadpool(visitors.issue, None, old.visitor_id if old else None)
     return JSONResponse({"token": signed, "visitor": visitor.identity, "expires": visitor.expires,
                          "expires_in": int(visitor.expires - time.time())}, headers={"cache-control": "no-store"})
 
 
 async def demo_page(request: Request) -> Response:
     """Render a page of the demo docs with the widget on it."""
-    page = demo.render(request.url.path, WIDGET_URL)
+    page = await run_in_threadpool(demo.render, request.url.path, WIDGET_URL)
     if page is None:
         return HTMLResponse("<h1>Not found</h1><p>No such page in the demo docs. <a href='/demo/'>Start here</a>.</p>",
                             status_code=404)
@@ -69,5 +72,12 @@ routes = [
     Route("/demo/{path:path}", demo_page, methods=["GET"]),
 ]
 
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Read (or create) the visitor secret once, off the event loop, before the first request."""
+    await run_in_threadpool(visitors.secret)
+    yield
+
+
 # Listed outermost first: CORS headers reach the limits' 429 and 413 replies too.
-app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard)])
+app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard)], lifespan=lifespan)

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 
 from tools.chunking import slugify, split_front_matter
 from tools.sources import page_url
@@ -49,8 +50,8 @@ def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
     seen: dict[str, int] = {}
 
-    def heading_ids(state: object) -> None:
-        tokens = getattr(state, "tokens")
+    def heading_ids(state: StateCore) -> None:
+        tokens = state.tokens
         for opening, inline in zip(tokens, tokens[1:], strict=False):
             if opening.type != "heading_open":
                 continue

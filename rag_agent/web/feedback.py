@@ -67,7 +67,8 @@ async def post(request: Request) -> Response:
     if isinstance(turn, Response):
         return turn
     try:
-        stored = await run_in_threadpool(records.record_feedback, turn["turn_id"], body.get("rating"), comment)
+        rating: Any = body.get("rating")  # checked by record_feedback, which names a bad value
+        stored = await run_in_threadpool(records.record_feedback, turn["turn_id"], rating, comment)
     except InvalidInputError as exc:
         return JSONResponse({"detail": exc.message}, status_code=400)
     return JSONResponse({"feedback": stored}, status_code=201)
@@ -79,4 +80,5 @@ async def get(request: Request) -> Response:
     if isinstance(turn, Response):
         return turn
     rows = await run_in_threadpool(records.open_store().feedback)
-    return JSONResponse({"turn_id": turn["turn_id"], "feedback": [r for r in rows if r.get("turn_id") == turn["turn_id"]]})
+    mine = [r for r in rows if r.get("turn_id") == turn["turn_id"]]
+    return JSONResponse({"turn_id": turn["turn_id"], "feedback": mine})

@@ -95,7 +95,7 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env | OFFLINE | {"RAG_AGENT_DATA_DIR": str(data_dir), "RAG_AGENT_EMBEDDING_MODEL": "hash/256"} | extra
 
 
-def prepare(workdir: Path, **extra: str) -> dict[str, str]:
+def prepare(workdir: Path, *, ingest_args: Sequence[str] = (), **extra: str) -> dict[str, str]:
     """Ingest the tiny corpus with the real CLI and lay out the scratch project; return the server env."""
     docs, data = workdir / "docs", workdir / "data"
     docs.mkdir(parents=True, exist_ok=True)
@@ -103,7 +103,7 @@ def prepare(workdir: Path, **extra: str) -> dict[str, str]:
         (docs / name).write_text(text, encoding="utf-8")
     env = server_env(data, **extra)
     # Same env as the server, so the index is built with the embedder the server will query with.
-    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs)], env=env, capture_output=True, text=True,
+    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs), *ingest_args], env=env, capture_output=True, text=True,
                             timeout=300)
     if result.returncode != 0:
         raise RuntimeError(f"rag-agent ingest failed: {result.stderr[-2000:]}")
