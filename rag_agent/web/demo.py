@@ -78,15 +78,22 @@ def _links(body: str) -> str:
 def render(url_path: str, widget: str) -> str | None:
     """Return the HTML page for a demo URL path, or None when there is no such page."""
     known = pages()
-    path = known.get(url_path.rstrip("/") or BASE) or (known.get(f"{BASE}/index") if url_path in {BASE, BASE + "/"}
-                                                        else None)
-    if path is None:
+    home = url_path in {BASE, BASE + "/"}
+    path = known.get(url_path.rstrip("/") or BASE) or (known.get(f"{BASE}/index") if home else None)
+    if path is None and not home:
         return None
-    front, body = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
-    content = _links(_markdown().render(body))
     nav = "\n".join(f'<li><a href="{html.escape(url)}">{html.escape(url[len(BASE) + 1:] or "index")}</a></li>'
                     for url in known)
-    title = html.escape(str(front.get("title") or path.stem))
+    if path is None:  # a docs folder without an index page: the home page lists the pages
+        title, content = "Contents", f"<h1>Contents</h1><ul>{nav}</ul>"
+    else:
+        front, body = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
+        title, content = str(front.get("title") or path.stem), _links(_markdown().render(body))
+    return _page(html.escape(title), nav, content, widget)
+
+
+def _page(title: str, nav: str, content: str, widget: str) -> str:
+    """Lay a rendered page out with the page list and the widget's script tag."""
     starters = html.escape(os.environ.get("RAG_AGENT_DEMO_STARTERS", _STARTERS), quote=True)
     handoff = os.environ.get("RAG_AGENT_HANDOFF_URL", "")
     handoff_attrs = (f' data-handoff-url="{html.escape(handoff, quote=True)}" data-handoff-label="'

@@ -103,8 +103,8 @@ def prepare(workdir: Path, *, ingest_args: Sequence[str] = (), **extra: str) -> 
         (docs / name).write_text(text, encoding="utf-8")
     env = server_env(data, **extra)
     # Same env as the server, so the index is built with the embedder the server will query with.
-    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs), *ingest_args], env=env, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs), *ingest_args], env=env, capture_output=True,
+                            text=True, timeout=300)
     if result.returncode != 0:
         raise RuntimeError(f"rag-agent ingest failed: {result.stderr[-2000:]}")
     project = workdir / "project"

@@ -125,10 +125,11 @@
   };
 
   function link(url) {  // relative links (a docs index built with --base-url /demo) resolve on the agent server
+    if (!url || /^selection(#|$)/.test(url)) return null;  // quoted from the reader's selection: no page to open
     try {
       const u = new URL(url, server + "/");
-      return u.protocol === "http:" || u.protocol === "https:" ? u.href : "#";
-    } catch { return "#"; }
+      return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+    } catch { return null; }
   }
 
   // Answer text: [n] markers become links to the cited section; _notes_ are set in italics.
@@ -142,7 +143,7 @@
         const cite = part.match(/^\[(\d{1,2})\]$/);
         const c = cite && citations.find((x) => x.index === Number(cite[1]));
         if (c) {
-          p.append(h("a", { class: "cite", href: link(c.url), title: c.title + "\n\n" + c.text, target: "_top",
+          p.append(h(link(c.url) ? "a" : "span", { class: "cite", href: link(c.url), title: c.title + "\n\n" + c.text, target: "_top",
                             "aria-label": "source " + c.index + ": " + c.title }, "[" + c.index + "]"));
         } else if (/^_\(.*\)_$/.test(part)) p.append(h("em", { text: part.slice(1, -1) }));
         else if (/^https?:/.test(part)) p.append(h("a", { href: link(part), target: "_top" }, part));
@@ -253,7 +254,7 @@
     if (!citations.length) return null;
     return h("div", { class: "sources" }, h("p", { class: "label" }, "Sources"),
       h("ol", {}, citations.map((c) => h("li", {},
-        h("details", {}, h("summary", {}, h("a", { href: link(c.url), target: "_top" }, c.title),
+        h("details", {}, h("summary", {}, link(c.url) ? h("a", { href: link(c.url), target: "_top" }, c.title) : c.title,
                                            h("span", { class: "sr-only" }, " (show the quoted passage)")),
           h("blockquote", { text: c.text }))))));
   }
@@ -266,6 +267,10 @@
       cfg.handoffUrl ? h("p", {}, h("a", { class: "handoff", href: cfg.handoffUrl, target: "_blank", rel: "noopener" },
                                      cfg.handoffLabel)) : null);
   }
+
+  const THUMB = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">'
+    + '<path fill="currentColor" d="M2 21h4V9H2v12zm20-11a2 2 0 0 0-2-2h-6.3l1-4.6v-.3a1.5 1.5 0 0 0-.4-1L13.2 1 '
+    + '7.6 6.6A2 2 0 0 0 7 8v11a2 2 0 0 0 2 2h9a2 2 0 0 0 1.8-1.2l3-7.1c.1-.2.2-.5.2-.7v-2z"/></svg>';
 
   function feedback(el, turnId) {
     if (!turnId) return;
@@ -286,13 +291,14 @@
         text, h("button", { type: "submit" }, "Send comment"));
       box.append(f);
     };
-    const thumb = (rating, label, glyph) => {
-      const b = h("button", { type: "button", class: "thumb", "aria-pressed": "false", "aria-label": label, title: label }, glyph);
+    const thumb = (rating, label) => {
+      const b = h("button", { type: "button", class: "thumb " + rating, "aria-pressed": "false", "aria-label": label, title: label });
+      b.innerHTML = THUMB;  // a fixed inline icon: emoji fonts are missing on many systems
       b.addEventListener("click", () => { rate(rating, b); commentBox(rating, b); });
       return b;
     };
-    box.append(h("span", { class: "label" }, "Was this helpful?"), thumb("up", "Helpful", "👍"),
-               thumb("down", "Not helpful", "👎"), thanks);
+    box.append(h("span", { class: "label" }, "Was this helpful?"), thumb("up", "Helpful"),
+               thumb("down", "Not helpful"), thanks);
     el.append(box);
   }
 
@@ -306,6 +312,7 @@
     else el.append(sources(citationsOf(values, message)));
     if (values && values.status === "grounded") { const c = confidence(values); if (c) el.append(c); }
     if (values && values.status !== "reset") feedback(el, values.turn_id);
+    log.scrollTop = log.scrollHeight;
   }
 
   const turnsKey = () => "turns:" + store.get("thread");
@@ -377,6 +384,7 @@
       for await (const { event, data: d } of events(res)) {
         if (event === "custom" && d && typeof d.answer_delta === "string") text += d.answer_delta;
         else if (event === "custom" && d && typeof d.answer_replace === "string") text = d.answer_replace;
+        if (event === "custom") host.dispatchEvent(new CustomEvent("rag-agent:delta", { detail: d }));
         else if (event === "values") values = d;
         else if (event === "error") throw new ApiError(500, (d && d.message) || "The assistant failed to answer.");
         live.textContent = text;
@@ -389,8 +397,13 @@
       remember(last, values);
       if (reset) { log.replaceChildren(el); store.set(turnsKey(), null); }
       say("Answer: " + (values.answer || text));
+      host.dispatchEvent(new CustomEvent("rag-agent:answer", { detail: values }));
     } catch (err) {
       el.remove();
+      if (!(err instanceof ApiError)) {  // fetch itself failed: network down, or this site is not an allowed origin
+        err = new ApiError(0, "Can't reach the assistant right now. If this keeps happening, this site may not be "
+                              + "allowed to use it (the server's RAG_AGENT_ALLOWED_ORIGINS).");
+      }
       notice(err.message, err.status === 429 ? "slow" : "error");
       say(err.message);
       if (err.status === 429 || err.status === 413) input.value = question;  // nothing the user typed is lost
