@@ -78,7 +78,8 @@ def identify(authorization: str | None, keys: dict[str, str]) -> str:
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
     keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
-    await asyncio.to_thread(visitors.secret)  # file I/O the first time only; never on the event loop
+    if visitors.looks_like_visitor_token((authorization or "").strip().partition(" ")[2].strip()):
+        await asyncio.to_thread(visitors.secret)  # file I/O the first time only, never on the event loop
     return {"identity": identify(authorization, keys)}
 
 
