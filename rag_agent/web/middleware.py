@@ -19,9 +19,13 @@ TOKEN_PATH = "/widget/token"
 _EXPOSED = "content-location, x-pagination-total, x-pagination-next, retry-after"
 
 
+# LangGraph Studio runs in the browser on this origin; a deployment that sets the variable lists it if wanted.
+DEFAULT_ORIGINS = "https://smith.langchain.com"
+
+
 def allowed_origins() -> frozenset[str]:
     """Return the origins (scheme://host[:port]) allowed to call the server from a browser."""
-    raw = os.environ.get("RAG_AGENT_ALLOWED_ORIGINS", "")
+    raw = os.environ.get("RAG_AGENT_ALLOWED_ORIGINS", DEFAULT_ORIGINS)
     return frozenset(o.strip().rstrip("/").lower() for o in raw.split(",") if o.strip())
 
 

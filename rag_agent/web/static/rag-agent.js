@@ -43,7 +43,7 @@
 
   async function token(renew) {
     const saved = store.get("token");
-    if (saved && !renew && saved.expires * 1000 > Date.now() + 60000) return saved.token;
+    if (saved && !renew && saved.expires * 1000 > Date.now() + 86400000) return saved.token;
     const res = await fetch(server + "/widget/token", {
       method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify(saved && renew !== "new" ? { token: saved.token } : {}),
