@@ -16,6 +16,7 @@ from rag_agent.web import limits, visitors
 # Where runs start (each costs a turn) and where visitor tokens are issued.
 RUN_PATH = re.compile(r"^/(?:threads/[^/]+/)?runs(?:/stream|/wait|/batch)?/?$")
 TOKEN_PATH = "/widget/token"
+THREADS_PATH = "/threads"  # creating threads costs storage: counted per IP
 _EXPOSED = "content-location, x-pagination-total, x-pagination-next, retry-after"
 
 
@@ -96,7 +97,7 @@ class Guard:
         client = scope.get("client")
         return str(client[0]) if client else "unknown"
 
-    def _wait(self, scope: Scope, headers: Headers) -> float:
+    def _wait(self, scope: Scope, headers: Headers, per_visitor: bool) -> float:
         """Count this request; return 0 when it may go on, else the seconds to wait."""
         token = headers.get("authorization", "").partition(" ")[2].strip()
         if token and token in parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", "")):
@@ -105,7 +106,7 @@ class Guard:
         if self.ip_rate:
             waits.append(self.by_ip.hit(self._client_ip(scope, headers), self.ip_rate))
         visitor = visitors.verify(token) if visitors.looks_like_visitor_token(token) else None
-        if visitor and self.visitor_rate and max(waits) == 0:
+        if visitor and per_visitor and self.visitor_rate and max(waits) == 0:
             waits.append(self.by_visitor.hit(visitor.visitor_id, self.visitor_rate))
         return max(waits)
 
@@ -115,8 +116,10 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        if RUN_PATH.match(scope["path"]) or scope["path"] == TOKEN_PATH:
-            wait = self._wait(scope, headers)
+        path = scope["path"].rstrip("/") or "/"
+        run = bool(RUN_PATH.match(scope["path"]))
+        if run or path in {TOKEN_PATH, THREADS_PATH}:
+            wait = self._wait(scope, headers, per_visitor=run)
             if wait:
                 await respond(send, 429, {"detail": limits.slow_down(wait)}, {"retry-after": str(max(1, round(wait)))})
                 return
