@@ -33,7 +33,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy graph nodes tools rag_agent
+	$(BIN)/mypy graph nodes logic tools rag_agent
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)
@@ -41,7 +42,8 @@ test-unit: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy graph nodes tools rag_agent
+	$(BIN)/mypy graph nodes logic tools rag_agent
+	$(BIN)/lint-imports
 
 # The server reads the index in $$RAG_AGENT_DATA_DIR (default ./.rag-agent, like the CLI): ingest first.
 # PORT=8123 make dev pins the port; otherwise the OS picks a free one on 127.0.0.1.

@@ -1,4 +1,4 @@
-"""Fit the confidence coefficients (tools/confidence.py) on `rag-agent eval --report` records, and check them."""
+"""Fit the confidence coefficients (logic/confidence.py) on `rag-agent eval --report` records, and check them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Run as a script, sys.path[0] is benchmarks/; the repo root makes the project's packages importable.
 sys.path.insert(0, str(ROOT))
 
+from logic import confidence  # noqa: E402
 from rag_agent import evaluate  # noqa: E402
-from tools import confidence  # noqa: E402
 
 
 def rows(records: list[dict[str, Any]]) -> list[tuple[tuple[float, float], bool]]:

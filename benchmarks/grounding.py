@@ -10,8 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools import grounding, lexical  # noqa: E402
-from tools.extractive import sentences  # noqa: E402
+from logic import grounding, lexical  # noqa: E402
+from logic.extractive import sentences  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "textbook" / "corpus"
 

@@ -22,8 +22,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from logic.chunking import chunk_markdown  # noqa: E402
 from tools import vectorstore  # noqa: E402
-from tools.chunking import chunk_markdown  # noqa: E402
 from tools.embeddings import get_embeddings  # noqa: E402
 from tools.ingest import Settings, ingest  # noqa: E402
 from tools.sources import collect  # noqa: E402

@@ -386,9 +386,9 @@ def build(corpus: Path, data_dir: Path, reembed: bool) -> dict[str, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graph.context import Context
+    from logic.chunking import chunk_markdown
     from rag_agent.service import Agent
     from tools import manifest, vectorstore
-    from tools.chunking import chunk_markdown
     from tools.embeddings import get_embeddings
     from tools.ingest import ingest_folder, iter_documents, page_url, to_document
 

@@ -53,8 +53,9 @@ from langchain_core.embeddings import Embeddings  # noqa: E402
 from qdrant_client import QdrantClient, models  # noqa: E402
 
 from benchmarks._common import machine, median_ratio, ms, ratio_of_medians, rotations, verdict  # noqa: E402
+from logic import lexical, ranking  # noqa: E402
 from nodes.retrieve import to_chunk  # noqa: E402
-from tools import lexical, ranking, vectorstore  # noqa: E402
+from tools import lexicon_store, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 
 DIMENSION = 384
@@ -122,7 +123,7 @@ def payload(index: int, text: str) -> tuple[str, dict[str, Any]]:
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
         "text": text,
     }
-    # Same page_content as Chunk.embedding_text(): the heading path, a blank line, the body.
+    # Same page_content as Passage.embedding_text(): the heading path, a blank line, the body.
     return point_id, {"page_content": f"{' > '.join([title, *headings])}\n\n{text}", "metadata": metadata}
 
 
@@ -166,7 +167,7 @@ def make_sides(data_dir: Path, client: QdrantClient, model: Embeddings | None) -
             # The retrieve node's lines after `embed_query`, in the same order.
             store = vectorstore.open_client(data_dir)
             hits = vectorstore.search(store, COLLECTION, embeddings, vector, candidates)
-            terms = lexical.load(data_dir, COLLECTION)
+            terms = lexicon_store.load(data_dir, COLLECTION)
             assert terms is not None
             chunks, _confidence = ranking.rank(question, [to_chunk(d.metadata, s) for d, s in hits], terms, TOP_K)
             return [c["chunk_id"] for c in chunks]
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                     built = size
                     # Term statistics recounted over the whole collection, as ingest does after each change.
                     terms = lexical.build(vectorstore.iter_texts(collection.client, COLLECTION))
-                    lexical.save(collection.data_dir, COLLECTION, terms)
+                    lexicon_store.save(collection.data_dir, COLLECTION, terms)
                     print(f"\n{size} chunks (upsert + lexicon {time.perf_counter() - began:.0f} s), "
                           f"{args.queries} queries + {args.warmup} warm-up, sides interleaved:")
                     sides = make_sides(collection.data_dir, collection.client, model)

@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))  # run as a script, sys.path[0] is benchmarks/
 
 from benchmarks._common import machine  # noqa: E402
 from graph.context import Context  # noqa: E402
+from logic.validation import MAX_SELECTION_CHARS  # noqa: E402
 from rag_agent import evaluate  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
-from tools.validation import MAX_SELECTION_CHARS  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 

@@ -9,6 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
+from graph.observe import logged
 from graph.recording import ends_turn, starts_turn
 from graph.routing import (
     route_after_classify,
@@ -21,7 +22,6 @@ from nodes.classify import classify
 from nodes.error_handler import error_handler
 from nodes.generate_grounded import generate_grounded
 from nodes.generate_not_found import generate_not_found
-from nodes.observe import logged
 from nodes.retrieve import retrieve
 from nodes.score_gate import score_gate
 

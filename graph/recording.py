@@ -18,8 +18,8 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 
 from graph.context import Context, SettingsError, resolve_context
+from logic.errors import AgentError
 from tools import manifest
-from tools.errors import AgentError
 from tools.masking import mask_personal
 from tools.records import STORE_ERRORS, RecordStore
 

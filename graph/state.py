@@ -11,30 +11,10 @@ from langgraph.graph.message import add_messages
 # server then gives Studio no input or output schema for the graph.
 from typing_extensions import TypedDict
 
+from logic.types import Chunk, Citation, NotFound
+
 Intent = Literal["question", "chitchat", "reset", "invalid", "out_of_scope"]
 Status = Literal["grounded", "not_found", "chitchat", "reset", "error"]
-# "unsupported": the generated answer kept no valid citation or no statement its sources support.
-NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent", "unsupported"]
-
-
-class Chunk(TypedDict):
-    """One retrieved chunk with its relevance score."""
-
-    chunk_id: str
-    source: str
-    source_url: str
-    title: str
-    heading_hierarchy: list[str]
-    score: float
-    text: str
-    # The re-ranking score (cosine plus lexical and page evidence) that ordered the chunks.
-    relevance: NotRequired[float]
-
-
-class Citation(Chunk):
-    """A chunk the answer cites as `[index]`."""
-
-    index: int
 
 
 class ErrorInfo(TypedDict):
@@ -55,25 +35,6 @@ class Grounding(TypedDict):
     support: float
     # "lexical" offline, "llm_judge" when a chat model is configured.
     method: str
-
-
-class Section(TypedDict):
-    """A section of the documentation, with a deep link to it."""
-
-    title: str
-    source_url: str
-    score: float
-    # The indexed document the section belongs to (its module is the first folder).
-    source: NotRequired[str]
-
-
-class NotFound(TypedDict):
-    """Why a question was not answered, and where the user might look instead."""
-
-    reason: NotFoundReason
-    best_score: float | None
-    threshold: float | None
-    nearest: list[Section]
 
 
 class InputState(TypedDict):

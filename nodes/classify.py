@@ -2,25 +2,70 @@
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
 
+from graph.budget import call_timeout
 from graph.context import Context, resolve_context
-from graph.state import NotFound, State, turn_defaults
-from nodes.generate_not_found import compose
-from nodes.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
-from nodes.history import HISTORY_NOTE, recent_history, window_removals
-from nodes.page_hint import clean_page_url
-from nodes.rewrite import llm_rewrite
-from tools.chat import chat_available
-from tools.errors import InvalidInputError
-from tools.validation import clean_question, clean_selection
+from graph.state import State, turn_defaults
+from logic.errors import InvalidInputError
+from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
+from logic.history import HISTORY_NOTE, recent_history, window_removals
+from logic.not_found import compose
+from logic.page_hint import clean_page_url
+from logic.types import NotFound
+from logic.validation import clean_question, clean_selection
+from nodes.prompts import REWRITE_SYSTEM
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, chat_available, get_chat_model, load_client
+
+log = logging.getLogger(__name__)
 
 RESET_COMMANDS = {"/reset", "/clear", "/new"}
 RESET_REPLY = "Conversation cleared. What would you like to know?"
+
+
+class Rewrite(BaseModel):
+    """What the model must return."""
+
+    intent: Literal["question", "chitchat", "out_of_scope"]
+    standalone_query: str = Field(min_length=1, max_length=2000)
+
+
+def _history_text(recent: list[BaseMessage]) -> str:
+    """Render the (already trimmed) recent conversation as plain lines, oldest first."""
+    role = {"human": "user", "ai": "assistant"}
+    return "\n".join(f"{role.get(m.type, m.type)}: {m.text}" for m in recent)
+
+
+def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrite | None:
+    """Ask the chat model for the intent and standalone query; None when its reply is unusable.
+
+    Args:
+        recent: the conversation so far, already trimmed to the token budget (logic.history.recent_history).
+        message: the latest user message.
+        ctx: the run's settings.
+
+    """
+    prompt = [SystemMessage(REWRITE_SYSTEM),
+              HumanMessage(f"Conversation:\n{_history_text(recent)}\n\nLatest message: {message}")]
+    try:
+        # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
+        load_client()
+        timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1), CHAT_BACKOFF)
+        model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
+        # The rewrite is internal: its tokens must never reach a `messages` stream.
+        result = model.with_structured_output(Rewrite, method="json_schema").invoke(
+            prompt, config={"tags": ["nostream"]}
+        )
+    except Exception as exc:  # malformed JSON, a schema violation, an outage, no time left: fall back
+        log.warning("LLM rewrite unusable, using the offline heuristic: %r", exc)
+        return None
+    return result if isinstance(result, Rewrite) else None
 
 
 def _latest_user_message(messages: list[AnyMessage]) -> HumanMessage | None:

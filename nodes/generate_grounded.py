@@ -8,12 +8,18 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
-from graph.state import Chunk, Citation, State
-from nodes.annotations import cited_message
-from nodes.answer_stream import AnswerStream, Emit, StreamedAnswer
-from nodes.budget import call_timeout, remaining
-from nodes.hygiene import cite, clean, neutralize
+from graph.state import State
+from logic.annotations import cited_message
+from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
+from logic.chunking import count_tokens
+from logic.confidence import confidence
+from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
+from logic.extractive import extract_answer
+from logic.grounding import Check, check_lexical, check_with_judge
+from logic.hygiene import cite, clean, neutralize
+from logic.types import Chunk, Citation
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import (
     CHAT_BACKOFF,
@@ -24,12 +30,7 @@ from tools.chat import (
     get_chat_model,
     load_client,
 )
-from tools.chunking import count_tokens
-from tools.confidence import confidence
-from tools.errors import AgentError, LLMBadOutputError, TurnTimeoutError
-from tools.extractive import extract_answer
-from tools.grounding import Check, check_lexical, check_with_judge
-from tools.lexical import load as load_lexicon
+from tools.lexicon_store import load as load_lexicon
 
 log = logging.getLogger(__name__)
 EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"

@@ -9,17 +9,18 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from qdrant_client import models
 
+from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
-from graph.state import Chunk, State
-from nodes import retrieval_cache
-from nodes.budget import call_timeout, remaining
-from nodes.generate_not_found import sections
-from nodes.page_hint import prefer_page
-from nodes.score_gate import clears
-from nodes.selection import selection_chunks
-from tools import filters, lexical, manifest, ranking, vectorstore
+from graph.state import State
+from logic import lexical, ranking, retrieval_cache
+from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
+from logic.not_found import sections
+from logic.page_hint import prefer_page
+from logic.ranking import clears
+from logic.selection import selection_chunks
+from logic.types import Chunk
+from tools import filters, lexicon_store, manifest, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
-from tools.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -55,12 +56,12 @@ def _embedded(name: str, embed: Any) -> Any:
 
 def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
     """Return the index's term statistics (counted once for an old index), else the selection's own."""
-    terms = lexical.load(ctx.data_dir, ctx.collection)
+    terms = lexicon_store.load(ctx.data_dir, ctx.collection)
     if terms is None and texts is not None:
         return lexical.build(texts)
     if terms is None:  # an index built before term statistics existed: count them once now
         terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(ctx.data_dir), ctx.collection))
-        lexical.save(ctx.data_dir, ctx.collection, terms)
+        lexicon_store.save(ctx.data_dir, ctx.collection, terms)
     return terms
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.state import State
-
-
-def clears(top: float | None, threshold: float | None) -> bool:
-    """Tell whether a retrieval score passes the gate: the one rule, also used by retrieve's filter check."""
-    return top is not None and threshold is not None and top >= threshold
+from logic.ranking import clears
 
 
 def score_gate(state: State) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Named users: with `RAG_AGENT_API_KEYS` set (e.g. `alice:s3cret,bob:hunter2`) every request needs
 `Authorization: Bearer <token>`, threads and runs are tagged with `metadata.owner`, and a user only
 sees, runs and deletes their own threads. With it unset a request without a token is the user `local`.
-Anonymous visitors (the widget) carry a signed visitor token (rag_agent/web/visitors.py) whatever the
+Anonymous visitors (the widget) carry a signed visitor token (rag_agent/visitors.py) whatever the
 keys say: each is its own owner, may only use threads and runs, and may not change run settings.
 """
 
@@ -16,7 +16,8 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from rag_agent.web import policy, visitors
+from rag_agent import visitor_policy as policy
+from rag_agent import visitors
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.
 LOCAL_USER = "local"

@@ -22,7 +22,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from graph.context import SettingsError
-from tools.errors import StorageError
+from logic.errors import StorageError
 
 CHECKPOINTER_ENV = "RAG_AGENT_CHECKPOINTER"
 # Failures of the conversation store surface outside any node; the caller maps them to STORAGE_ERROR.

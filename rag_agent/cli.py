@@ -12,9 +12,8 @@ from typing import Any
 
 from graph.context import Context, SettingsError
 from rag_agent import cli_memory
+from rag_agent.cli_output import EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_code, print_answer, print_event
 from rag_agent.logs import install_redaction
-
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,9 +82,9 @@ def _context(args: argparse.Namespace) -> Context:
 
 def _ingest(args: argparse.Namespace, ctx: Context) -> int:
     """Index a folder or site and print what changed; unreadable pages are listed on stderr."""
+    from logic.errors import InvalidInputError
     from tools.crawl import Fetcher
     from tools.embeddings import get_embeddings, resolve_name
-    from tools.errors import InvalidInputError
     from tools.ingest import Settings, ingest
     from tools.sources import collect
 
@@ -112,32 +111,9 @@ def _ingest(args: argparse.Namespace, ctx: Context) -> int:
     return EXIT_OK
 
 
-def _print_answer(result: dict[str, Any], streamed: bool = False) -> None:
-    """Print an answer (unless it was already streamed) and its sources for a person."""
-    print("" if streamed else result["answer"])
-    for c in result["citations"]:
-        print(f"  [{c['index']}] {' › '.join([c['title'], *c['heading_hierarchy']])} — {c['source_url']}")
-
-
-def _print_event(event: dict[str, str]) -> None:
-    """Print an answer event as it arrives; a replacement starts on a fresh line."""
-    if "answer_replace" in event:
-        sys.stdout.write("\n" + event["answer_replace"])
-    else:
-        sys.stdout.write(event["answer_delta"])
-    sys.stdout.flush()
-
-
-def _exit_code(result: dict[str, Any]) -> int:
-    """Map a response to the documented exit code."""
-    if result["status"] != "error":
-        return EXIT_OK
-    return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
-
-
 def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
     """Read --context and parse the --filter flags; the graph validates their content."""
-    from tools.errors import InvalidInputError
+    from logic.errors import InvalidInputError
 
     filters: dict[str, str] = {}
     for item in args.filters:
@@ -164,17 +140,17 @@ def _ask(args: argparse.Namespace, ctx: Context) -> int:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters,
-                                on_answer=_print_event)
-        _print_answer(result, streamed=True)
-    return _exit_code(result)
+                                on_answer=print_event)
+        print_answer(result, streamed=True)
+    return exit_code(result)
 
 
 def _chat(args: argparse.Namespace, ctx: Context) -> int:
     """Hold a conversation on one thread until /exit or end of input."""
     import uuid
 
+    from logic.errors import InvalidInputError
     from rag_agent.service import Agent
-    from tools.errors import InvalidInputError
 
     if args.context == "-":
         raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
@@ -188,7 +164,7 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
             return EXIT_OK
         if line.strip() in {"/exit", "/quit"}:
             return EXIT_OK
-        _print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=_print_event),
+        print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=print_event),
                       streamed=True)
 
 
@@ -286,9 +262,9 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
 
 def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
+    from logic.errors import InvalidInputError
     from rag_agent import evaluate
     from tools import manifest
-    from tools.errors import InvalidInputError
 
     ctx, records = _records(args, ctx)
     curve = evaluate.sweep(records)
@@ -317,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
-    from tools.errors import AgentError
+    from logic.errors import AgentError
 
     try:
         ctx = _context(args)

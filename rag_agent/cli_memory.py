@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from graph.context import Context
+from rag_agent.cli_output import exit_code, print_answer
 
 
 def add_commands(sub: Any) -> None:
@@ -24,7 +25,6 @@ def add_commands(sub: Any) -> None:
 
 def resume(args: argparse.Namespace, ctx: Context) -> int:
     """Finish the thread's interrupted turn and print its answer."""
-    from rag_agent import cli
     from rag_agent.service import Agent
 
     with Agent(ctx) as agent:
@@ -32,8 +32,8 @@ def resume(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        cli._print_answer(result)
-    return cli._exit_code(result)
+        print_answer(result)
+    return exit_code(result)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 from tools.masking import SECRET_VARS, redact_secrets
 
 __all__ = ["SECRET_VARS", "install_redaction", "redact"]

@@ -15,8 +15,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import Context
 from graph.recording import build_record, forget, iso, location, recording_on, register
+from logic.errors import AgentError, InvalidInputError
 from rag_agent.checkpointers import PooledPostgresSaver
-from tools.errors import AgentError, InvalidInputError
 from tools.masking import mask_personal
 from tools.records import STORE_ERRORS, RecordStore, UnknownTurnError
 

@@ -16,19 +16,19 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
 from graph.context import Context
 from graph.recording import RECORDS_KEY, TURN_ID_KEY
-from nodes.answer_stream import StreamedAnswer
-from nodes.budget import DEADLINE_KEY, new_deadline
+from logic.answer_stream import StreamedAnswer
+from logic.errors import AgentError, InvalidInputError, StorageError
+from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
 from rag_agent import records
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
-from tools.errors import AgentError, InvalidInputError, StorageError
-from tools.validation import clean_question
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 

@@ -6,7 +6,7 @@ import os
 
 from langchain_core.language_models import BaseChatModel
 
-from tools.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
+from logic.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
 # The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.

@@ -10,7 +10,7 @@ import threading
 
 from langchain_core.embeddings import Embeddings
 
-from tools.errors import EmbeddingError
+from logic.errors import EmbeddingError
 
 LOCAL_MODEL = "local/all-MiniLM-L6-v2"
 # The Cohere SDK's own retries (its default), the only retry layer for embeddings.

@@ -18,9 +18,10 @@ from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
 from tqdm import tqdm
 
-from tools import lexical, manifest, sources, sparse, vectorstore
-from tools.chunking import Chunk, chunk_markdown
-from tools.errors import IndexMismatchError, InvalidInputError
+from logic import lexical
+from logic.chunking import Passage, chunk_markdown
+from logic.errors import IndexMismatchError, InvalidInputError
+from tools import lexicon_store, manifest, sources, sparse, vectorstore
 
 log = logging.getLogger(__name__)
 LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
@@ -57,7 +58,7 @@ class Settings:
     retrieval: str | None = None
 
 
-def to_document(chunk: Chunk, url: str) -> tuple[str, Document]:
+def to_document(chunk: Passage, url: str) -> tuple[str, Document]:
     """Return the chunk's deterministic point id and the document stored for it."""
     point_id = str(uuid.uuid5(_ID_NAMESPACE, f"{chunk.source}\n{chunk.chunk_index}\n{chunk.sha256}"))
     folders = chunk.source.split("/")[:-1]
@@ -140,7 +141,7 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
     return info
 
 
-def _batches(changed: list[str], chunks: dict[str, list[Chunk]], size: int) -> Iterator[list[str]]:
+def _batches(changed: list[str], chunks: dict[str, list[Passage]], size: int) -> Iterator[list[str]]:
     """Group pages into batches of about `size` chunks; a page is never split across batches."""
     batch: list[str] = []
     count = 0
@@ -191,7 +192,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
         manifest.new_version(info)
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
-    lexical.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
+    lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
@@ -203,7 +204,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     return report
 
 
-def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Chunk]]) -> sparse.BM25Encoder | None:
+def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> sparse.BM25Encoder | None:
     """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
     if manifest.retrieval_mode(info) != vectorstore.HYBRID:
         return None

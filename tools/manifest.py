@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tools.errors import IndexMismatchError, IndexMissingError, StorageError
+from logic.errors import IndexMismatchError, IndexMissingError, StorageError
 
 # Best threshold measured per embedder (balanced accuracy on labelled in/out-of-scope questions;
 # see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.

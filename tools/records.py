@@ -16,7 +16,7 @@ from psycopg import Error as PostgresError
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
-from tools.errors import InvalidInputError, StorageError
+from logic.errors import InvalidInputError, StorageError
 
 # Column order of a turn record; `sources` is a JSON list of {title, source_url, source, score}.
 TURN_COLUMNS = ("turn_id", "thread_id", "started_at", "finished_at", "question", "standalone_query", "status",

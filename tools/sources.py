@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tools.chunking import split_front_matter
+from logic.chunking import split_front_matter
+from logic.errors import InvalidInputError
 from tools.crawl import Fetcher, Page, crawl, find_sitemap, selected, sitemap_urls
-from tools.errors import InvalidInputError
 from tools.webpage import html_to_markdown
 
 log = logging.getLogger(__name__)

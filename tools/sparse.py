@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from langchain_qdrant import SparseEmbeddings, SparseVector
 
-from tools.lexical import terms
+from logic.lexical import terms
 
 # The usual BM25 constants: k1 caps how much repeating a term helps, b how much long chunks are damped.
 K1 = 1.2

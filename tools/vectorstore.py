@@ -13,7 +13,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
 from qdrant_client import QdrantClient, models
 
-from tools.errors import RetrievalError, StorageError
+from logic.errors import RetrievalError, StorageError
 from tools.sparse import BM25Encoder
 
 DENSE, HYBRID = "dense", "hybrid"

@@ -20,7 +20,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from rag_agent.web import demo, feedback, visitors
+from rag_agent import visitors
+from rag_agent.web import demo, feedback
 from rag_agent.web.middleware import Guard, OriginGate
 
 log = logging.getLogger(__name__)

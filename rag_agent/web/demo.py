@@ -15,7 +15,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 
-from tools.chunking import slugify, split_front_matter
+from logic.chunking import slugify, split_front_matter
 from tools.sources import page_url
 
 BASE = "/demo"

@@ -15,9 +15,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from logic.errors import InvalidInputError
 from rag_agent import records
 from rag_agent.auth import identify, parse_api_keys
-from tools.errors import InvalidInputError
 
 MAX_COMMENT = 2000
 

@@ -10,8 +10,9 @@ from typing import Any
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rag_agent import visitors
 from rag_agent.auth import parse_api_keys
-from rag_agent.web import limits, visitors
+from rag_agent.web import limits
 
 # Where runs start (each costs a turn) and where visitor tokens are issued.
 RUN_PATH = re.compile(r"^/(?:threads/[^/]+/)?runs(?:/stream|/wait|/batch)?/?$")

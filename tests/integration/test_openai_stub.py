@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
 from graph.context import Context
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 from rag_agent.service import Agent, open_checkpointer
 from tests.integration.stub_server import JSONStub, Raw, serve
 from tools import vectorstore

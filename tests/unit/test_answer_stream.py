@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from nodes.answer_stream import AnswerStream, StreamedAnswer, flush_event
-from nodes.hygiene import cite, clean
-from nodes.prompts import CANARY
-from tools.errors import LLMBadOutputError
+from logic.answer_stream import AnswerStream, StreamedAnswer, flush_event
+from logic.canary import CANARY
+from logic.errors import LLMBadOutputError
+from logic.hygiene import cite, clean
 
 
 def chunk(n: int) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.generate_grounded
+from graph.budget import DEADLINE_KEY
 from graph.context import Context, SettingsError
-from nodes.budget import DEADLINE_KEY
 from rag_agent.service import Agent
 from tests.unit.test_durability import count_nodes
 from tests.unit.test_streaming import shown

@@ -9,8 +9,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import SettingsError
+from logic.errors import StorageError
 from rag_agent.checkpointers import advisory_key, open_checkpointer, redact
-from tools.errors import StorageError
 
 
 def test_default_is_sqlite_in_the_data_dir(tmp_path: Path) -> None:

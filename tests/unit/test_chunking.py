@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.chunking import chunk_markdown, count_tokens, slugify, split_front_matter
+from logic.chunking import chunk_markdown, count_tokens, slugify, split_front_matter
 
 GUIDE = """\
 ---

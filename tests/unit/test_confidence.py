@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from tools.confidence import confidence, fit
+from logic.confidence import confidence, fit
 
 
 def test_confidence_rises_with_the_gate_score_and_stays_a_probability() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.extractive import extract_answer, sentences
+from logic.extractive import extract_answer, sentences
 
 BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth. "
           "The oven must be hot before baking starts.")

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
+from logic.hygiene import NEUTRALIZED, cite, clean, neutralize, strip_foreign_urls
 from nodes.error_handler import error_handler
 from nodes.generate_not_found import generate_not_found, sections
-from nodes.hygiene import NEUTRALIZED, cite, clean, neutralize, strip_foreign_urls
 
 
 def chunk(n: int, *, title: str = "Page", hierarchy: list[str] | None = None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.heuristics import chitchat_reply, is_followup, rewrite_followup, subject_of
+from logic.heuristics import chitchat_reply, is_followup, rewrite_followup, subject_of
 
 
 @pytest.mark.parametrize("text", ["hi", "Hello!", "hey there", "Good morning", "HELLO", "hi bot"])

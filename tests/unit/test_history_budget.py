@@ -10,11 +10,11 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+import nodes.classify
 import nodes.generate_grounded
-import nodes.rewrite
 from graph.context import Context, SettingsError
-from nodes.history import HISTORY_NOTE
-from nodes.rewrite import Rewrite
+from logic.history import HISTORY_NOTE
+from nodes.classify import Rewrite
 from rag_agent.service import Agent
 
 # Faithful to the bread page (the grounding check would flag anything else) and long enough to fill the budget.
@@ -41,7 +41,7 @@ class FakeRewriter:
 def chat_agent(make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Agent]:
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     FakeRewriter.prompts = []
-    monkeypatch.setattr(nodes.rewrite, "get_chat_model", lambda name, **kwargs: FakeRewriter())
+    monkeypatch.setattr(nodes.classify, "get_chat_model", lambda name, **kwargs: FakeRewriter())
     monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
                         lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(ANSWER)] * 10)))
     return lambda **settings: Agent(make_context(**settings), InMemorySaver())

@@ -13,9 +13,9 @@ from langchain_core.messages import HumanMessage
 
 import tools.embeddings
 from graph.context import Context
+from logic.errors import IndexMismatchError
 from rag_agent.cli import main
 from tools import manifest, vectorstore
-from tools.errors import IndexMismatchError
 from tools.ingest import ingest_folder
 
 VOCABULARY = ("robot", "wheel", "gripper", "camera")

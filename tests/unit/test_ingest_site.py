@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from logic.errors import IndexMismatchError, InvalidInputError
 from tests.unit.site import NOISE, PAGES, Site, write_site
 from tools import manifest, vectorstore
 from tools.crawl import Fetcher
 from tools.embeddings import HashEmbeddings
-from tools.errors import IndexMismatchError, InvalidInputError
 from tools.ingest import IngestReport, Settings, ingest
 from tools.sources import collect
 

@@ -17,9 +17,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 import nodes.classify
 from graph.builder import compile_graph
 from graph.context import Context
-from nodes.history import window_removals
+from logic.chunking import count_tokens
+from logic.history import window_removals
 from rag_agent.service import Agent, open_checkpointer
-from tools.chunking import count_tokens
 
 Ask = Callable[..., dict[str, Any]]
 

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.generate_grounded
 from graph.context import Context
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 from rag_agent.service import Agent
 
 FAKE_KEY = "sk-test-DO-NOT-LOG-4f9a2c"

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from graph.context import Context
-from nodes.page_hint import PAGE_BONUS, clean_page_url, page_key, prefer_page
-from tools.errors import InvalidInputError
+from logic.errors import InvalidInputError
+from logic.page_hint import PAGE_BONUS, clean_page_url, page_key, prefer_page
 
 
 def chunk(url: str, relevance: float) -> dict[str, Any]:

@@ -4,9 +4,10 @@ import math
 
 import pytest
 
-from graph.state import Chunk
-from tools import lexical, ranking
-from tools.lexical import Lexicon
+from logic import lexical, ranking
+from logic.lexical import Lexicon
+from logic.types import Chunk
+from tools import lexicon_store
 
 
 def chunk(source: str, score: float, text: str, title: str = "Page") -> Chunk:
@@ -55,9 +56,9 @@ def test_confidence_adds_coverage_to_the_cosine_and_keeps_chunk_scores() -> None
 
 def test_lexicon_round_trips_and_rejects_a_corrupt_file(tmp_path) -> None:
     lex = lexical.build(["alpha beta", "beta"])
-    lexical.save(tmp_path, "docs", lex)
-    assert lexical.load(tmp_path, "docs") == lex
-    assert lexical.load(tmp_path, "other") is None
-    lexical.path_for(tmp_path, "docs").write_text("{not json")
+    lexicon_store.save(tmp_path, "docs", lex)
+    assert lexicon_store.load(tmp_path, "docs") == lex
+    assert lexicon_store.load(tmp_path, "other") is None
+    lexicon_store.path_for(tmp_path, "docs").write_text("{not json")
     with pytest.raises(Exception, match="re-run ingest"):
-        lexical.load(tmp_path, "docs")
+        lexicon_store.load(tmp_path, "docs")

@@ -13,9 +13,9 @@ from langchain_core.messages import HumanMessage
 
 from graph.builder import compile_graph
 from graph.context import Context, SettingsError
+from logic.errors import InvalidInputError
 from rag_agent import records
 from rag_agent.service import Agent
-from tools.errors import InvalidInputError
 from tools.records import RecordStore, UnknownTurnError
 
 SECRET = "sk-proj-Abc123Def456Ghi789"

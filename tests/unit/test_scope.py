@@ -16,7 +16,7 @@ import nodes.classify
 import nodes.generate_grounded
 from graph.builder import compile_graph
 from graph.context import Context
-from nodes.rewrite import Rewrite
+from nodes.classify import Rewrite
 from rag_agent.cli import main
 from rag_agent.service import Agent
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD

@@ -10,8 +10,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
+from logic.errors import InvalidInputError, StorageError
 from rag_agent.service import Agent, check_thread_id, open_checkpointer
-from tools.errors import InvalidInputError, StorageError
 
 DOCUMENTED_KEYS = {
     "thread_id", "turn_id", "timestamp", "turn", "status", "answer", "grounded", "retrieval_query", "citations",

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.generate_grounded
 from graph.context import Context
-from nodes.prompts import CANARY
+from logic.canary import CANARY
 from rag_agent.service import Agent
 
 BREAD_QUESTION = "How long should I knead bread dough?"

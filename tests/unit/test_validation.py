@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.errors import InvalidInputError
-from tools.validation import clean_question
+from logic.errors import InvalidInputError
+from logic.validation import clean_question
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t  \n", "\u200b\u200b", "\x1b[31m\x1b[0m"])

@@ -15,12 +15,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.testclient import TestClient
 
-from rag_agent import auth
+from logic.chunking import chunk_markdown
+from rag_agent import auth, visitors
+from rag_agent import visitor_policy as policy
 from rag_agent.web import app as web_app
-from rag_agent.web import demo, limits, policy, visitors
+from rag_agent.web import demo, limits
 from rag_agent.web.middleware import Guard, OriginGate
 from tests.tiny_corpus import CORPUS
-from tools.chunking import chunk_markdown
 
 STATIC = Path(web_app.__file__).parent / "static"
 ALLOWED = "https://docs.example.com"

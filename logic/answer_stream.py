@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from graph.state import Chunk, Citation
-from nodes.prompts import CANARY
-from tools.errors import LLMBadOutputError
+from logic.canary import CANARY
+from logic.errors import LLMBadOutputError
+from logic.types import Chunk, Citation
 
 # A sentence ends at . ! or ? (with the [n] markers that cite it) followed by whitespace, or at a
 # line break; the whitespace must be complete (text follows it). Only whole sentences are cleaned,

@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.messages.content import Citation as CitationBlock
 from langchain_core.messages.content import create_citation, create_text_block
 
-from graph.state import Citation
+from logic.types import Citation
 
 
 def citation_blocks(answer: str, citations: list[Citation]) -> list[CitationBlock]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from graph.state import Chunk, Citation
-from tools.lexical import terms
+from logic.lexical import terms
+from logic.types import Chunk, Citation
 
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _URL = re.compile(r"https?://[^\s)\]>\"']+(?<![.,;:!?])")

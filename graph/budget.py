@@ -7,7 +7,7 @@ import time
 from langgraph.config import get_config
 
 from graph.context import Context
-from tools.errors import TurnTimeoutError
+from logic.errors import TurnTimeoutError
 
 # The caller sets this per invocation (Agent.ask and Agent.resume), never in state: a resumed turn
 # gets a fresh budget instead of one that ran out while the process was dead.

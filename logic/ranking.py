@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graph.state import Chunk
-from tools.lexical import Lexicon, terms
+from logic.lexical import Lexicon, terms
+from logic.types import Chunk
 
 # Measured with `rag-agent eval` on labelled questions (docs/benchmarks.md, "Ranking and gate").
 # Ranking leans on the embedding; lexical coverage only breaks near-ties, such as an acronym
@@ -42,3 +42,8 @@ def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> tuple[l
     best = sorted(range(len(hits)), key=combined.__getitem__, reverse=True)[:top_k]
     confidence = max(hits[i]["score"] + GATE_LEXICAL_WEIGHT * coverage[i] for i in best)
     return [{**hits[i], "relevance": round(combined[i], 4)} for i in best], round(confidence, 4)
+
+
+def clears(top: float | None, threshold: float | None) -> bool:
+    """Tell whether a retrieval score passes the gate: the one rule, also used by retrieve's filter check."""
+    return top is not None and threshold is not None and top >= threshold

@@ -6,8 +6,8 @@ import math
 
 from langchain_core.embeddings import Embeddings
 
-from graph.state import Chunk
-from tools.chunking import chunk_markdown
+from logic.chunking import chunk_markdown
+from logic.types import Chunk
 
 SOURCE = "selection"
 TITLE = "Your selection"

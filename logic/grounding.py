@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from tools.lexical import Lexicon, terms
+from logic.lexical import Lexicon, terms
 
 log = logging.getLogger(__name__)
 

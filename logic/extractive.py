@@ -6,7 +6,7 @@ import math
 import re
 from collections import Counter
 
-from tools.lexical import terms
+from logic.lexical import terms
 
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")

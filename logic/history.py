@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, trim_messages
 
-from tools.chunking import count_tokens
+from logic.chunking import count_tokens
 
 HISTORY_NOTE = ("_(Our conversation has grown long: I now take only its most recent part into account "
                 "when reading your follow-up questions.)_")

@@ -1,18 +1,13 @@
-"""Lexical evidence: content terms, the index's document frequencies, and query coverage of a chunk."""
+"""Lexical evidence: content terms, document frequencies, and query coverage of a chunk (no file I/O)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-
-from tools.errors import StorageError
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
@@ -64,39 +59,3 @@ def build(texts: Iterable[str]) -> Lexicon:
         df.update(set(terms(text)))
         count += 1
     return Lexicon(count, dict(df))
-
-
-def path_for(data_dir: str | Path, collection: str) -> Path:
-    """Return where a collection's lexicon is kept."""
-    return Path(data_dir) / "lexicon" / f"{collection}.json"
-
-
-def save(data_dir: str | Path, collection: str, lexicon: Lexicon) -> None:
-    """Write the lexicon atomically next to the manifest."""
-    path = path_for(data_dir, collection)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"chunks": lexicon.chunks, "df": lexicon.df}, separators=(",", ":")))
-    os.replace(tmp, path)
-
-
-_loaded: dict[Path, tuple[int, Lexicon]] = {}
-
-
-def load(data_dir: str | Path, collection: str) -> Lexicon | None:
-    """Return the collection's lexicon (cached until the file changes), or None if there is none."""
-    path = path_for(data_dir, collection)
-    try:
-        stamp = path.stat().st_mtime_ns
-    except FileNotFoundError:
-        return None
-    cached = _loaded.get(path)
-    if cached and cached[0] == stamp:
-        return cached[1]
-    try:
-        raw = json.loads(path.read_text())
-        lexicon = Lexicon(int(raw["chunks"]), {str(k): int(v) for k, v in raw["df"].items()})
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise StorageError(f"cannot read the lexicon {path}: {exc}; re-run ingest to rebuild it") from exc
-    _loaded[path] = (stamp, lexicon)
-    return lexicon

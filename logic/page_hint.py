@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from tools.errors import InvalidInputError
+from logic.errors import InvalidInputError
 
 MAX_PAGE_URL = 2048
 # Added to the re-ranking score of chunks on the reader's page: enough to settle near-ties, too small

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from tools.errors import InvalidInputError
+from logic.errors import InvalidInputError
 
 # ANSI escape sequences, then C0/C1 controls except tab and newline.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")

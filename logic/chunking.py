@@ -20,7 +20,7 @@ _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")  # Docusaurus `## Heading {#cus
 
 
 @dataclass
-class Chunk:
+class Passage:
     """A piece of a page with the metadata a citation needs."""
 
     source: str
@@ -203,7 +203,7 @@ def _with_overlap(pieces: list[str], overlap: int) -> list[str]:
     return [pieces[0], *joined]
 
 
-def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int = 0) -> list[Chunk]:
+def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int = 0) -> list[Passage]:
     """Split one page into heading-scoped chunks of at most about `chunk_tokens` tokens.
 
     `overlap` tokens of the previous chunk's closing sentences open the next chunk of the same section.
@@ -214,7 +214,7 @@ def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int
     sections = _sections(body)
     h1 = _EXPLICIT_ID.sub("", next((h for level, h, _ in sections if level == 1), ""))
     title = str(front.get("title") or h1 or front.get("sidebar_label") or source.rsplit("/", 1)[-1].rsplit(".", 1)[0])
-    chunks: list[Chunk] = []
+    chunks: list[Passage] = []
     path: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
     for level, heading, lines in sections:
@@ -224,7 +224,7 @@ def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int
         hierarchy = [h for lvl, h in path if lvl > 1 or h != title]
         for piece in _with_overlap(_pack(_blocks(lines), chunk_tokens - overlap), overlap):
             if piece.strip():
-                chunks.append(Chunk(source, title, hierarchy, anchor, piece.strip()))
+                chunks.append(Passage(source, title, hierarchy, anchor, piece.strip()))
     for index, chunk in enumerate(chunks):
         chunk.chunk_index = index
         chunk.token_count = count_tokens(chunk.body)

@@ -1,0 +1,48 @@
+"""The not-found reply's text: the nearest sections with deep links, and why the question went unanswered."""
+
+from __future__ import annotations
+
+from logic.filters import describe, module_of
+from logic.types import Chunk, NotFound, Section
+
+
+def label(chunk: Chunk) -> str:
+    """Name a chunk's section as the reader sees it: page title › top heading."""
+    return " › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]])
+
+
+def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:
+    """Return up to `limit` distinct sections of the chunks, best first, with deep links."""
+    found: dict[str, Section] = {}
+    for chunk in chunks:
+        name = label(chunk)
+        if name not in found:
+            found[name] = {"title": name, "source_url": chunk["source_url"], "score": round(chunk["score"], 3),
+                           "source": chunk["source"]}
+    return list(found.values())[:limit]
+
+
+def _why(found: NotFound) -> str:
+    """Explain the reason in one clause."""
+    if found["reason"] == "no_results":
+        return "the search found nothing to answer from."
+    if found["reason"] == "unsupported":
+        return "the passages found do not support an answer."
+    if found["reason"] == "out_of_scope_intent":
+        return "that is not something documentation can answer."
+    best, needed = found["best_score"], found["threshold"]
+    known = best is not None and needed is not None
+    scores = f" (best match {best:.2f}, below the {needed:.2f} needed)" if known else ""
+    return f"nothing matches it closely enough{scores}."
+
+
+def compose(query: str, found: NotFound, filters: dict[str, str], selection: bool) -> str:
+    """Write the not-found reply: what is missing, where, why, and the nearest sections."""
+    where = "your selection" if selection else describe(filters) if filters else "the documentation"
+    links = "\n".join(f"- {s['title']} — {s['source_url']}" for s in found["nearest"])
+    if found["reason"] == "filtered_out":
+        best = found["nearest"][0].get("source", "") if found["nearest"] else ""
+        other = module_of(best) or best or "another part of the documentation"
+        return f"I don't have information about “{query}” in {where}; {other} covers it:\n{links}"
+    answer = f"I don't have information about “{query}” in {where}: {_why(found)}"
+    return answer + (f" The closest sections it covers are:\n{links}" if links else "")

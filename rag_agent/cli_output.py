@@ -1,0 +1,31 @@
+"""How the `rag-agent` commands print an answer and which exit code it gets (shared by cli and cli_memory)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+def print_answer(result: dict[str, Any], streamed: bool = False) -> None:
+    """Print an answer (unless it was already streamed) and its sources for a person."""
+    print("" if streamed else result["answer"])
+    for c in result["citations"]:
+        print(f"  [{c['index']}] {' › '.join([c['title'], *c['heading_hierarchy']])} — {c['source_url']}")
+
+
+def print_event(event: dict[str, str]) -> None:
+    """Print an answer event as it arrives; a replacement starts on a fresh line."""
+    if "answer_replace" in event:
+        sys.stdout.write("\n" + event["answer_replace"])
+    else:
+        sys.stdout.write(event["answer_delta"])
+    sys.stdout.flush()
+
+
+def exit_code(result: dict[str, Any]) -> int:
+    """Map a response to the documented exit code."""
+    if result["status"] != "error":
+        return EXIT_OK
+    return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
