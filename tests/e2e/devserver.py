@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LANGGRAPH = BIN / "langgraph"
 RAG_AGENT = BIN / "rag-agent"
-PACKAGES = ("graph", "nodes", "tools", "rag_agent")
+PACKAGES = ("graph", "nodes", "logic", "tools", "rag_agent")
 
 # Every setting that keeps `langgraph dev` and the agent off the network.
 OFFLINE = {
