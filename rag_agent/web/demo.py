@@ -79,7 +79,8 @@ def render(url_path: str, widget: str) -> str | None:
     """Return the HTML page for a demo URL path, or None when there is no such page."""
     known = pages()
     home = url_path in {BASE, BASE + "/"}
-    path = known.get(url_path.rstrip("/") or BASE) or (known.get(f"{BASE}/index") if home else None)
+    stem = url_path.rstrip("/")
+    path = known.get(url_path) or known.get(stem) or known.get(stem + "/")  # index pages end in "/"
     if path is None and not home:
         return None
     nav = "\n".join(f'<li><a href="{html.escape(url)}">{html.escape(url[len(BASE) + 1:] or "index")}</a></li>'

@@ -366,7 +366,7 @@
     input.value = "";
     const reset = /^\/(reset|new)$/i.test(question);
     if (reset) log.replaceChildren();
-    bubble("user", question);
+    const asked = bubble("user", question);
     const el = bubble("assistant");
     const live = h("div", { class: "text streaming" });
     el.append(live);
@@ -376,11 +376,17 @@
     let text = "";
     let values = null;
     try {
-      const thread = await ensureThread();
-      const res = await api("/threads/" + thread + "/runs/stream", { method: "POST", body: JSON.stringify({
+      const body = JSON.stringify({
         assistant_id: cfg.assistant, stream_mode: ["custom", "values"],
         input: { messages: [{ role: "user", content: question }], context, page_url: location.href },
-      }) });
+      });
+      const run = async () => api("/threads/" + await ensureThread() + "/runs/stream", { method: "POST", body });
+      let res;
+      try { res = await run(); } catch (err) {
+        if (err.status !== 404) throw err;
+        store.set("thread", null);  // the kept thread is gone (expired, or another visitor's): start a new one
+        res = await run();
+      }
       for await (const { event, data: d } of events(res)) {
         if (event === "custom" && d && typeof d.answer_delta === "string") text += d.answer_delta;
         else if (event === "custom" && d && typeof d.answer_replace === "string") text = d.answer_replace;
@@ -404,9 +410,10 @@
         err = new ApiError(0, "Can't reach the assistant right now. If this keeps happening, this site may not be "
                               + "allowed to use it (the server's RAG_AGENT_ALLOWED_ORIGINS).");
       }
+      asked.remove();
       notice(err.message, err.status === 429 ? "slow" : "error");
       say(err.message);
-      if (err.status === 429 || err.status === 413) input.value = question;  // nothing the user typed is lost
+      input.value = question;  // nothing the user typed is lost: it is back in the box to send again
     } finally {
       busy = false;
       send.disabled = false;
