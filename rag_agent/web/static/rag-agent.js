@@ -262,7 +262,7 @@
   function nearest(found) {
     const items = (found && found.nearest) || [];
     return h("div", { class: "nearest" },
-      items.length ? [h("p", { class: "label" }, "Nearest sections in the docs"),
+      items.length ? [h("p", { class: "label" }, "Nearest sections"),
         h("ul", {}, items.map((s) => h("li", {}, h("a", { href: link(s.source_url), target: "_top" }, s.title))))] : null,
       cfg.handoffUrl ? h("p", {}, h("a", { class: "handoff", href: cfg.handoffUrl, target: "_blank", rel: "noopener" },
                                      cfg.handoffLabel)) : null);
