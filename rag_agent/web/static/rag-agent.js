@@ -246,7 +246,7 @@
     const level = c === null ? "" : c >= 0.75 ? "High" : c >= 0.5 ? "Medium" : "Low";
     const text = (level ? level + " confidence (" + Math.round(c * 100) + "%)" : "")
       + (flagged ? (level ? " · " : "") + "some statements are not backed by the sources" : "")
-      + (level === "Low" ? " — check the linked sections" : "");
+      + (level === "Low" || flagged ? " — check the linked sections" : "");
     return h("p", { class: "confidence " + (flagged || level === "Low" ? "warn" : level.toLowerCase()) }, text);
   }
 
