@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume, feedback, report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context, SettingsError
-from rag_agent import cli_memory
+from rag_agent import cli_memory, cli_records
 from rag_agent.cli_output import EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_code, print_answer, print_event
 from rag_agent.logs import install_redaction
 
@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
     cli_memory.add_commands(sub)
+    cli_records.add_commands(sub)
     return parser
 
 
@@ -298,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = _context(args)
         handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
-                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume}[args.command]
+                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume,
+                   "feedback": cli_records.feedback, "report": cli_records.report}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from logic.canary import CANARY
-from tools.masking import SECRET_VARS, redact_secrets
+from logic.masking import SECRET_VARS, redact_secrets
 
 __all__ = ["SECRET_VARS", "install_redaction", "redact"]
 _installed = False

@@ -14,10 +14,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import Context
-from graph.recording import build_record, forget, iso, location, recording_on, register
+from graph.record_stores import forget, location, recording_on, register
+from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
+from logic.masking import mask_personal
 from rag_agent.checkpointers import PooledPostgresSaver
-from tools.masking import mask_personal
 from tools.records import STORE_ERRORS, RecordStore, UnknownTurnError
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import tools.embeddings
-from graph import recording
+from graph import record_stores
 from graph.builder import compile_graph
 from graph.context import Context
 from tests.tiny_corpus import CORPUS
@@ -53,7 +53,7 @@ def hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(name, raising=False)
     yield
     vectorstore.close_clients()
-    recording.close_defaults()  # graph runs without an Agent opened a records store in the test's data dir
+    record_stores.close_defaults()  # graph runs without an Agent opened a records store in the test's data dir
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -120,3 +121,17 @@ def test_open_store_uses_the_checkpointer_setting(tmp_path: Path, monkeypatch: p
     store = records.open_store(tmp_path / "data")
     assert store.where == str(tmp_path / "elsewhere.sqlite")
     records.close_store(store.where)
+
+
+def test_sessions_list_shows_created_at_and_counts(agent: Agent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_agent import cli
+
+    first = agent.ask("What is Isaac Sim?", "a")
+    agent.ask("hello", "a")
+    monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", str(tmp_path / "memory.sqlite"))
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "sessions", "list", "--json"]) == 0
+    (listed,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (listed["thread_id"], listed["turns"], listed["retrieval_count"]) == ("a", 2, 1)
+    assert listed["total_tokens_used"] == first["tokens_used"] > 0
+    assert listed["created_at"].endswith("Z") and listed["created_at"] <= first["timestamp"]  # the first turn's start
