@@ -202,6 +202,14 @@ def test_out_of_scope_shows_nearest_sections_and_the_hand_off_link(server: devse
     assert handoff.get_attribute("href") == HANDOFF[1]
     assert answer.locator(".confidence").count() == 0  # nothing answered: no confidence claimed
 
+    page.get_by_label("Your question").fill("/reset")  # clears the thread on the server too
+    page.get_by_label("Your question").press("Enter")
+    page.locator(".msg.assistant", has_text="Conversation cleared").wait_for()
+    assert page.locator(".msg").count() == 1
+    with api(server, page) as client:
+        values = client.get(f"/threads/{stored(page, 'thread')}/state").json()["values"]
+    assert [m["type"] for m in values["messages"]] == ["ai"] and values["turns"] == 0
+
 
 def test_embed_on_another_origin_answers_about_the_selected_text(server: devserver.DevServer, site: StaticSite,
                                                                  visitor: Any) -> None:
@@ -243,6 +251,10 @@ def test_thumbs_down_with_a_comment_is_stored_and_readable_through_the_api(
         turn_id = client.get(f"/threads/{stored(page, 'thread')}/state").json()["values"]["turn_id"]
         ratings = client.get("/widget/feedback", params={"turn_id": turn_id}).json()["feedback"]
     assert [(r["rating"], r["comment"]) for r in ratings] == [(-1, "Say how to tell when it is done")]
+
+    page.get_by_role("button", name="New chat").click()  # a new thread on the next question
+    assert page.locator(".msg").count() == 0 and page.locator(".starters").is_visible()
+    assert stored(page, "thread") is None
 
 
 def test_another_visitor_cannot_see_the_first_ones_thread(server: devserver.DevServer, browser: Any,
