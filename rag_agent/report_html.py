@@ -82,9 +82,9 @@ def bar_list(rows: list[tuple[str, int, str]], color: str, width: int = 1000) ->
 
 
 def _gaps(groups: list[dict[str, Any]]) -> str:
-    """Render each coverage gap: size, example questions and the nearest sections the docs have."""
+    """Render each repeated gap as a card (questions, nearest sections); single questions as one table."""
     cards = []
-    for group in groups:
+    for group in (g for g in groups if g["count"] > 1):
         examples = "".join(f"<li>{escape(q)}</li>" for q in group["examples"])
         nearest = "".join(f'<li><a href="{escape(s["source_url"])}">{escape(s["title"])}</a></li>'
                           for s in group["nearest_sections"]) or "<li class='muted'>none</li>"
@@ -92,6 +92,13 @@ def _gaps(groups: list[dict[str, Any]]) -> str:
                      f'question(s): {group["not_found"]} not found, {group["low_confidence"]} low confidence</span>'
                      f"</h3><b>Asked</b><ul>{examples}</ul>"
                      f"<b>Nearest sections the docs have</b><ul>{nearest}</ul></div>")
+    singles = "".join(
+        f"<tr><td>{escape(g['examples'][0])}</td><td>{'not found' if g['not_found'] else 'low confidence'}</td>"
+        f"<td>{escape(g['nearest_sections'][0]['title']) if g['nearest_sections'] else ''}</td></tr>"
+        for g in groups if g["count"] == 1)
+    if singles:
+        cards.append("<h3>Asked once</h3><table><tr><th>Question</th><th>Outcome</th><th>Nearest section</th></tr>"
+                     f"{singles}</table>")
     return "".join(cards) or '<p class="muted">No unanswered or low-confidence questions in this window.</p>'
 
 
@@ -114,11 +121,11 @@ latency p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms</p>
 <div class="cards">{cards}</div>
 <h2>Outcomes</h2>{_legend()}{outcome_bar(counts)}
 <h2>Trend</h2>{trend_chart(report['trend'])}
+<h2>Negative feedback</h2><p>{feedback['up']} up · {feedback['down']} down</p>
+<table><tr><th>Question</th><th>Comment</th><th>Outcome</th><th>Rated</th></tr>{negative}</table>
 <h2>Coverage gaps</h2><p class="muted">Unanswered and low-confidence questions, grouped by topic.</p>
 {bar_list([(g['topic'], g['count'], '') for g in gaps[:15]], COLORS['not_found'])}{_gaps(gaps)}
 <h2>Most cited sections</h2>
 {bar_list([(s['title'], s['answers'], s['source_url']) for s in report['top_cited_sections']], COLORS['answered'])}
-<h2>Feedback</h2><p>{feedback['up']} up · {feedback['down']} down</p>
-<table><tr><th>Question</th><th>Comment</th><th>Outcome</th><th>Rated</th></tr>{negative}</table>
 </body></html>
 """

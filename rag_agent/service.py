@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
 from graph.context import Context
-from graph.recording import RECORDS_KEY, TURN_ID_KEY
+from graph.recording import RECORDS_KEY, TURN_ID_KEY, iso
 from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
@@ -139,6 +139,8 @@ class Agent:
                                            self.context)
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
+        # Turns the graph did not finish (reset, a resume with nothing to do) still get an id and a time.
+        state = {"turn_id": turn_id, "timestamp": iso(time.time()), **state}
         result = response(state, thread_id, time.perf_counter() - start)
         log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", thread_id if _THREAD_ID.match(thread_id) else "-",
                  result["status"], (result["error"] or {}).get("code", "-"), result["execution_time_seconds"] * 1000,

@@ -8,6 +8,7 @@ user cannot read or run another's thread.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,6 +126,17 @@ def test_concurrent_runs_on_one_thread_do_not_fork_its_history(alice: SyncLangGr
     messages = values["messages"]
     assert [m["type"] for m in messages] == ["human", "ai", "human", "ai"]
     assert [messages[0]["content"], messages[2]["content"]] == list(questions)
+
+
+def test_each_server_turn_writes_a_record(alice: SyncLangGraphClient, server: devserver.DevServer) -> None:
+    thread = alice.threads.create()
+    out = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert isinstance(out, dict) and out["turn_id"] and out["timestamp"].endswith("Z"), out
+    # The server path has no Agent: the graph itself wrote the record, in the data dir's SQLite file.
+    with sqlite3.connect(server.workdir / "data" / "checkpoints.sqlite") as conn:
+        rows = conn.execute("SELECT thread_id, status, question FROM rag_agent_turns WHERE turn_id = ?",
+                            (out["turn_id"],)).fetchall()
+    assert rows == [(thread["thread_id"], "grounded", "What is Isaac Sim?")]
 
 
 def test_updates_stream_shows_each_node_decision(alice: SyncLangGraphClient) -> None:
