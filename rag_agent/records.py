@@ -18,7 +18,7 @@ from graph.record_stores import forget, location, recording_on, register
 from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
 from logic.masking import mask_personal
-from rag_agent.checkpointers import PooledPostgresSaver
+from rag_agent.pg_checkpointer import PooledPostgresSaver
 from tools.records import STORE_ERRORS, RecordStore, UnknownTurnError
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import uuid
@@ -24,8 +25,8 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent import records
-from rag_agent.checkpointers import SQLITE_REMEDY, STORE_ERRORS, cross_process_lock, location, open_checkpointer
+from rag_agent import records, warmup
+from rag_agent.checkpointers import SQLITE_REMEDY, cross_process_lock, location, open_checkpointer, store_errors
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -84,6 +85,7 @@ class Agent:
         )
         self.graph = compile_graph(self.checkpointer)
         self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
+        self._loaded = False
 
     def feedback(self, turn_id: str, rating: int | str, comment: str | None = None) -> dict[str, Any]:
         """Rate a turn by its `turn_id`: +1/"up" or -1/"down", with an optional comment.
@@ -91,6 +93,12 @@ class Agent:
         Raises InvalidInputError for a bad rating and UnknownTurnError for an id no record has.
         """
         return records.record_feedback(turn_id, rating, comment, store=self.records)
+
+    def load(self) -> None:
+        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
+        if not self._loaded:
+            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
+            self._loaded = True
 
     def close(self) -> None:
         """Release the connections of a checkpointer this Agent opened, and its records store."""
@@ -132,7 +140,7 @@ class Agent:
         except AgentError as exc:
             state = records.record_failure(self.records, _failure(exc), thread_id, question, (turn_id, started_at),
                                            self.context)
-        except STORE_ERRORS as exc:
+        except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             failure = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
                                             f"{SQLITE_REMEDY}"))
@@ -180,6 +188,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex
         relay = StreamedAnswer(on_answer) if on_answer else None
+        self.load()  # one-time loading is not the turn's work: it must not count against turn_timeout
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
@@ -214,6 +223,7 @@ class Agent:
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
+        self.load()
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:
