@@ -98,8 +98,14 @@ class Agent:
             else open_checkpointer(self.context.data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
-        self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
         self._loaded = False
+        self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
+
+    def load(self) -> None:
+        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
+        if not self._loaded:
+            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
+            self._loaded = True
 
     def feedback(self, turn_id: str, rating: int | str, comment: str | None = None) -> dict[str, Any]:
         """Rate a turn by its `turn_id`: +1/"up" or -1/"down", with an optional comment.
@@ -107,12 +113,6 @@ class Agent:
         Raises InvalidInputError for a bad rating and UnknownTurnError for an id no record has.
         """
         return records.record_feedback(turn_id, rating, comment, store=self.records)
-
-    def load(self) -> None:
-        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
-        if not self._loaded:
-            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
-            self._loaded = True
 
     def close(self) -> None:
         """Release the connections of a checkpointer this Agent opened, and its records store."""
