@@ -44,8 +44,9 @@ lock: $(STAMP)
 bench-install: $(DEV_STAMP)
 	$(UV_INSTALL) -c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
+# --base-url /demo: citations link to the pages `make dev` serves at /demo/ (the docs with the chat widget).
 demo: $(STAMP)
-	$(BIN)/rag-agent ingest docs --exclude benchmarks.md
+	$(BIN)/rag-agent ingest docs --exclude benchmarks.md --base-url /demo
 	$(BIN)/rag-agent ask "How do I ingest my documentation?"
 
 test: $(DEV_STAMP)
@@ -64,10 +65,12 @@ lint: $(DEV_STAMP)
 
 # The server reads the index in $$RAG_AGENT_DATA_DIR (default ./.rag-agent, like the CLI): ingest first.
 # PORT=8123 make dev pins the port; otherwise the OS picks a free one on 127.0.0.1.
+# The demo page (this project's docs with the chat widget) is printed first; `make demo` builds its index.
 dev: $(STAMP)
 	touch .env
-	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 \
-		--port $${PORT:-$$($(BIN)/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+	@port=$${PORT:-$$($(BIN)/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
+	echo "Demo page (the docs with the chat widget): http://127.0.0.1:$$port/demo/"; \
+	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $$port
 
 clean:
 	rm -rf $(VENV) .rag-agent .langgraph_api

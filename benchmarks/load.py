@@ -145,7 +145,8 @@ def main() -> int:
     if args.url:
         return asyncio.run(run(args.url, args.conversations, args.seconds, args.timeout, args.token))
     with tempfile.TemporaryDirectory(prefix="rag-agent-load-") as tmp:
-        env = devserver.prepare(Path(tmp))
+        # The load is the point here: the widget's per-IP limit for anonymous traffic is off.
+        env = devserver.prepare(Path(tmp), RAG_AGENT_RATE_LIMIT_IP="off")
         extra = ["--n-jobs-per-worker", str(args.jobs)] if args.jobs else []
         server = devserver.start(Path(tmp), env, args=extra)
         try:

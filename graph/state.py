@@ -47,6 +47,9 @@ class InputState(TypedDict):
     context: NotRequired[str]
     # Metadata restrictions on retrieval, e.g. {"module": "module-3"}; {} for none.
     filters: NotRequired[dict[str, str]]
+    # The URL of the page the question was asked on: a hint that favours that page's sections. Per turn:
+    # `classify` moves it into `page_hint`, so a turn that does not send it has none.
+    page_url: NotRequired[str]
 
 
 class OutputState(InputState, total=False):
@@ -90,6 +93,8 @@ class State(OutputState, total=False):
     last_query: str
     # The user has been told that older turns no longer reach the model (told once per thread).
     history_noted: bool
+    # This turn's `page_url`, cleaned; "" when the turn sent none.
+    page_hint: str
     # When this turn started (UNIX seconds), for its record's latency.
     started_at: float
 

@@ -12,7 +12,7 @@ HISTORY_NOTE = ("_(Our conversation has grown long: I now take only its most rec
 
 def _tokens(messages: list[BaseMessage]) -> int:
     """Count tokens the way chunks are counted: the text of each message."""
-    return sum(count_tokens(str(m.content)) for m in messages)
+    return sum(count_tokens(m.text) for m in messages)
 
 
 def recent_history(history: list[AnyMessage], budget: int) -> tuple[list[BaseMessage], bool]:

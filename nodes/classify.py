@@ -17,6 +17,7 @@ from logic.errors import InvalidInputError
 from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from logic.history import HISTORY_NOTE, recent_history, window_removals
 from logic.not_found import compose
+from logic.page_hint import clean_page_url
 from logic.types import NotFound
 from logic.validation import UNREADABLE, clean_question, clean_selection
 from nodes.prompts import REWRITE_SYSTEM
@@ -38,7 +39,7 @@ class Rewrite(BaseModel):
 def _history_text(recent: list[BaseMessage]) -> str:
     """Render the (already trimmed) recent conversation as plain lines, oldest first."""
     role = {"human": "user", "ai": "assistant"}
-    return "\n".join(f"{role.get(m.type, m.type)}: {m.content}" for m in recent)
+    return "\n".join(f"{role.get(m.type, m.type)}: {m.text}" for m in recent)
 
 
 def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrite | None:
@@ -111,7 +112,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     message = _latest_user_message(messages)
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
-    update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals}
+    update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals,
+                              "page_url": "", "page_hint": ""}
     forged = _client_roles(messages)
     try:
         if forged:
@@ -123,6 +125,7 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
             raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
         text = clean_question(message.content, ctx.max_question_chars)
+        update["page_hint"] = clean_page_url(state.get("page_url"))
         selection = clean_selection(state.get("context") or "")
         if selection and state.get("filters"):
             raise InvalidInputError("filters restrict the documentation search and cannot be combined with a "

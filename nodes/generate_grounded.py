@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
 from graph.state import State
+from logic.annotations import cited_message
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
 from logic.canary import CANARY
 from logic.chunking import count_tokens
@@ -127,7 +128,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "grounding": check.report(),
         "confidence": confidence(state.get("top_score"), state.get("threshold"),
                                  [_relevance(c) for c in retrieved], check.support),
-        "messages": [AIMessage(answer)],
+        "messages": [cited_message(answer, citations)],
     }
 
 

@@ -15,6 +15,7 @@ from graph.state import State
 from logic import lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
 from logic.not_found import sections
+from logic.page_hint import prefer_page
 from logic.ranking import clears
 from logic.selection import selection_chunks
 from logic.types import Chunk
@@ -116,4 +117,6 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 retrieval_cache.put(key, result)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
+    if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not
+        result = {**result, "retrieved": prefer_page(result["retrieved"], state.get("page_hint", ""))}
     return {**result, "threshold": threshold, "embedding_model": name, "retrieval_cached": cached}

@@ -1,12 +1,15 @@
 """Owner-based access for the LangGraph server: each thread belongs to the user whose token created it.
 
-Off unless `RAG_AGENT_API_KEYS` is set (e.g. `alice:s3cret,bob:hunter2`): then every request needs
+Named users: with `RAG_AGENT_API_KEYS` set (e.g. `alice:s3cret,bob:hunter2`) every request needs
 `Authorization: Bearer <token>`, threads and runs are tagged with `metadata.owner`, and a user only
-sees, runs and deletes their own threads. With it unset everyone is the single user `local`.
+sees, runs and deletes their own threads. With it unset a request without a token is the user `local`.
+Anonymous visitors (the widget) carry a signed visitor token (rag_agent/visitors.py) whatever the
+keys say: each is its own owner, may only use threads and runs, and may not change run settings.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 from datetime import UTC, datetime
@@ -14,6 +17,8 @@ from typing import Any, cast
 
 from langgraph_sdk import Auth
 
+from rag_agent import visitor_policy as policy
+from rag_agent import visitors
 from rag_agent.logs import install_redaction
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.
@@ -46,6 +51,9 @@ def parse_api_keys(raw: str) -> dict[str, str]:
         if not sep or not user or not token:
             # Named by position, not content: the entry may be a bare token.
             raise ApiKeyError(f"RAG_AGENT_API_KEYS entry {number} must look like user:token")
+        if visitors.looks_like_visitor_token(token):
+            raise ApiKeyError(f"RAG_AGENT_API_KEYS entry {number}: tokens starting with "
+                              f"{visitors.PREFIX}. are reserved for visitor tokens")
         if token in keys:
             raise ApiKeyError(f"RAG_AGENT_API_KEYS gives users {keys[token]!r} and {user!r} the same token")
         keys[token] = user
@@ -54,9 +62,14 @@ def parse_api_keys(raw: str) -> dict[str, str]:
 
 def identify(authorization: str | None, keys: dict[str, str]) -> str:
     """Return the user a bearer token belongs to; raise 401 for a missing or unknown token."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() == "bearer" and visitors.looks_like_visitor_token(token.strip()):
+        visitor = visitors.verify(token.strip())
+        if visitor is None:
+            raise Auth.exceptions.HTTPException(status_code=401, detail="visitor token expired or invalid")
+        return visitor.identity
     if not keys:
         return LOCAL_USER
-    scheme, _, token = (authorization or "").strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Auth.exceptions.HTTPException(status_code=401, detail="send Authorization: Bearer <token>")
     token = token.strip()
@@ -86,6 +99,8 @@ def shortest_gap(schedule: str, runs: int = 200) -> int | None:
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
     keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
+    if visitors.looks_like_visitor_token((authorization or "").strip().partition(" ")[2].strip()):
+        await asyncio.to_thread(visitors.secret)  # file I/O the first time only, never on the event loop
     return {"identity": identify(authorization, keys)}
 
 
@@ -93,6 +108,8 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
 async def owner_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
     """Tag what a user creates with them as owner, and show them only what they own."""
     owner = ctx.user.identity
+    if policy.is_visitor(owner):
+        policy.check(ctx.resource, ctx.action, value)
     if ctx.action in _WRITES:
         # In place: the server keeps its own reference to this dict, so a replacement would be lost.
         # Overwrites any owner the client sent, so nobody can create or re-tag a thread as someone else's.
@@ -155,5 +172,7 @@ async def create_cron(ctx: Auth.types.AuthContext, value: Auth.types.CronsCreate
 async def own_namespace(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     """Allow only store namespaces that start with the user's name (the graph itself uses no store)."""
     namespace = tuple(value.get("namespace") or ())
+    if policy.is_visitor(ctx.user.identity):
+        raise Auth.exceptions.HTTPException(status_code=403, detail="visitors cannot use the store")
     if not namespace or namespace[0] != ctx.user.identity:
         raise Auth.exceptions.HTTPException(status_code=403, detail="store namespaces start with your user name")

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LANGGRAPH = BIN / "langgraph"
 RAG_AGENT = BIN / "rag-agent"
-PACKAGES = ("graph", "nodes", "tools", "rag_agent")
+PACKAGES = ("graph", "nodes", "logic", "tools", "rag_agent")
 
 # Every setting that keeps `langgraph dev` and the agent off the network.
 OFFLINE = {
@@ -95,7 +95,7 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env | OFFLINE | {"RAG_AGENT_DATA_DIR": str(data_dir), "RAG_AGENT_EMBEDDING_MODEL": "hash/256"} | extra
 
 
-def prepare(workdir: Path, **extra: str) -> dict[str, str]:
+def prepare(workdir: Path, *, ingest_args: Sequence[str] = (), **extra: str) -> dict[str, str]:
     """Ingest the tiny corpus with the real CLI and lay out the scratch project; return the server env."""
     docs, data = workdir / "docs", workdir / "data"
     docs.mkdir(parents=True, exist_ok=True)
@@ -103,8 +103,8 @@ def prepare(workdir: Path, **extra: str) -> dict[str, str]:
         (docs / name).write_text(text, encoding="utf-8")
     env = server_env(data, **extra)
     # Same env as the server, so the index is built with the embedder the server will query with.
-    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs)], env=env, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run([str(RAG_AGENT), "ingest", str(docs), *ingest_args], env=env, capture_output=True,
+                            text=True, timeout=300)
     if result.returncode != 0:
         raise RuntimeError(f"rag-agent ingest failed: {result.stderr[-2000:]}")
     project = workdir / "project"

@@ -33,6 +33,14 @@ def ask(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
+def text_of(message: dict[str, Any]) -> str:
+    """A serialized message's text: a plain string, or its text blocks joined (the AI answer's form)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content if block.get("type") == "text")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[devserver.DevServer]:
     if not devserver.LANGGRAPH.exists():
@@ -99,7 +107,11 @@ def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
     assert isinstance(values, dict)
     assert values["turns"] == 2
     assert [m["type"] for m in values["messages"]] == ["human", "ai", "human", "ai"]
-    assert values["messages"][-1]["content"] == second["answer"]
+    assert text_of(values["messages"][-1]) == second["answer"]
+    # A generic client reading the message finds the citations as standard annotations with their links.
+    [block] = values["messages"][-1]["content"]
+    assert [a["url"] for a in block["annotations"]] == [c["source_url"] for c in second["citations"]]
+    assert all(a["type"] == "citation" and a["cited_text"] for a in block["annotations"])
     assert state["next"] == []
 
 
@@ -151,7 +163,7 @@ def test_messages_stream_yields_the_answer_message(alice: SyncLangGraphClient) -
     assert ai, [part.event for part in events]
     # Without a chat model the answer is quoted, not generated: it arrives whole as one AI message.
     answer = alice.threads.get_state(thread["thread_id"])["values"]["answer"]  # type: ignore[call-overload]
-    assert ai[-1]["content"] == answer or "".join(m["content"] for m in ai) == answer
+    assert text_of(ai[-1]) == answer or "".join(text_of(m) for m in ai) == answer
     assert {part.data[1]["langgraph_node"] for part in events if part.event == "messages"} <= set(NODES)
 
     # The server's own "messages" mode (what Studio's chat uses): the same AI message, as messages/complete.
@@ -159,7 +171,7 @@ def test_messages_stream_yields_the_answer_message(alice: SyncLangGraphClient) -
                                     context=CONTEXT, stream_mode="messages"))
     complete = [m for part in events if part.event == "messages/complete" for m in part.data if m["type"] == "ai"]
     answer = alice.threads.get_state(thread["thread_id"])["values"]["answer"]  # type: ignore[call-overload]
-    assert complete and complete[-1]["content"] == answer, [part.event for part in events]
+    assert complete and text_of(complete[-1]) == answer, [part.event for part in events]
 
 
 def test_selection_filters_and_answer_stream_through_the_server(alice: SyncLangGraphClient) -> None:

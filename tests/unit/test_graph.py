@@ -23,12 +23,14 @@ BREAD_QUESTION = "How long should I knead bread dough?"
 
 
 def assert_plain_conversation(state: dict[str, Any]) -> None:
-    """Messages are only the user's and the agent's text; citation metadata never leaks into them."""
+    """Messages are the user's and the agent's text; only standard citation annotations ride along."""
     for message in state["messages"]:
         assert isinstance(message, HumanMessage | AIMessage)
-        assert isinstance(message.content, str)
         assert "citations" not in message.additional_kwargs
-        assert "chunk_id" not in message.content
+        assert "chunk_id" not in message.text
+        blocks = message.content if isinstance(message.content, list) else []
+        assert all(b["type"] == "text" for b in blocks)
+        assert all(a["type"] == "citation" for b in blocks for a in b.get("annotations", []))
 
 
 # --- one turn -------------------------------------------------------------------------------------------
@@ -50,11 +52,22 @@ def test_grounded_answer_cites_the_matching_doc(ask: Ask) -> None:
     assert state["error"] is None
 
 
-def test_grounded_answer_is_the_last_message_without_citation_objects(ask: Ask) -> None:
+def test_grounded_answer_is_the_last_message_with_standard_citation_annotations(ask: Ask) -> None:
     state = ask(BREAD_QUESTION)
     assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
-    assert state["messages"][-1].content == state["answer"]
+    message = state["messages"][-1]
+    assert message.text == state["answer"]
     assert_plain_conversation(state)
+    # What a generic LangChain client reads: one text block whose annotations are the citations.
+    [block] = message.content_blocks
+    assert block["type"] == "text" and block["text"] == state["answer"]
+    annotations = block["annotations"]
+    assert [a["url"] for a in annotations] == [c["source_url"] for c in state["citations"]]
+    assert [a["cited_text"] for a in annotations] == [c["text"] for c in state["citations"]]
+    assert all(a["url"].startswith("baking.md#") and a["title"].startswith("Baking bread") for a in annotations)
+    for citation, annotation in zip(state["citations"], annotations, strict=True):
+        marker = state["answer"][annotation["start_index"]:annotation["end_index"]]
+        assert marker == f"[{citation['index']}]"
 
 
 def test_retrieved_chunks_are_ranked_and_bounded_by_top_k(
@@ -80,7 +93,7 @@ def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Co
     assert state["citations"] == []
     assert state["retrieved"], "not-found still reports what was retrieved"
     assert "Baking bread" in state["answer"], "the nearest sections are offered"
-    assert state["messages"][-1].content == state["answer"]
+    assert state["messages"][-1].text == state["answer"]
 
 
 def test_chitchat_does_not_retrieve(ask: Ask) -> None:
@@ -89,7 +102,7 @@ def test_chitchat_does_not_retrieve(ask: Ask) -> None:
     assert state["retrieved"] == []
     assert state["citations"] == []
     assert state["retrieval_query"] == ""
-    assert state["messages"][-1].content == state["answer"]
+    assert state["messages"][-1].text == state["answer"]
 
 
 def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any) -> None:
@@ -286,7 +299,7 @@ def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[s
     assert "evil.example" not in state["answer"]
     assert "no language model is configured" not in state["answer"]
     assert state["model_used"] == "openai/gpt-4o-mini"
-    assert state["messages"][-1].content == state["answer"]
+    assert state["messages"][-1].text == state["answer"]
 
 
 def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], None]) -> None:
@@ -323,7 +336,7 @@ def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) 
     assert state["error"]["code"] == "LLM_UNAVAILABLE"
     assert "LLM_UNAVAILABLE" in state["answer"]
     assert "sk-secret" not in state["answer"], "provider details are not shown to the user"
-    assert state["messages"][-1].content == state["answer"]
+    assert state["messages"][-1].text == state["answer"]
 
 
 def test_a_turn_embeds_the_question_once(ask: Ask, monkeypatch: pytest.MonkeyPatch) -> None:

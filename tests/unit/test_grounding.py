@@ -46,7 +46,7 @@ def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply:
     assert state["answer"].startswith(f"{SUPPORTED} {INVENTED}")
     assert state["answer"].endswith("(Not confirmed by the cited sections: “Bread was first baked by the ancient "
                                     "Egyptians around 8000 BC.”)_")
-    assert state["messages"][-1].content == state["answer"]
+    assert state["messages"][-1].text == state["answer"]
 
 
 def test_partly_supported_answer_is_less_confident(ask: Ask, chat_reply: Callable[[str], None]) -> None:

@@ -25,7 +25,7 @@ def test_served_graph_has_no_checkpointer() -> None:
 
 def test_studio_schemas_are_buildable() -> None:
     # The server builds these with pydantic; typing.TypedDict on Python 3.11 made them fail silently.
-    assert list(builder.graph.get_input_jsonschema()["properties"]) == ["messages", "context", "filters"]
+    assert list(builder.graph.get_input_jsonschema()["properties"]) == ["messages", "context", "filters", "page_url"]
     output = builder.graph.get_output_jsonschema()["properties"]
     assert {"messages", "answer", "citations", "status", "turns"} <= set(output)
     context = builder.graph.get_context_jsonschema()

@@ -1,0 +1,86 @@
+"""Per-visitor and per-IP rate limits and request size limits for the public (widget) side of the server."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+
+DEFAULT_VISITOR_RATE = "10/60"
+DEFAULT_IP_RATE = "30/60"
+DEFAULT_MAX_BODY = 65_536
+_OFF = {"0", "off", "none", "unlimited"}
+
+
+class LimitSettingError(ValueError):
+    """A rate or size limit setting cannot be read."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most `count` requests in any `seconds`-long window."""
+
+    count: int
+    seconds: float
+
+
+def parse_rate(name: str, default: str) -> Rate | None:
+    """Read `N/SECONDS` (or `off`) from the environment variable `name`, naming it on error."""
+    raw = (os.environ.get(name) or default).strip().lower()
+    if raw in _OFF:
+        return None
+    count, sep, seconds = raw.partition("/")
+    try:
+        rate = Rate(int(count), float(seconds))
+    except ValueError:
+        rate = None
+    if not sep or rate is None or rate.count < 1 or rate.seconds <= 0:
+        raise LimitSettingError(f"{name} must look like 10/60 (requests per seconds) or off, got {raw!r}")
+    return rate
+
+
+def max_body_bytes() -> int:
+    """Return the largest request body accepted on the API, from `RAG_AGENT_MAX_BODY_BYTES`."""
+    raw = os.environ.get("RAG_AGENT_MAX_BODY_BYTES", "")
+    try:
+        value = int(raw) if raw else DEFAULT_MAX_BODY
+    except ValueError:
+        raise LimitSettingError(f"RAG_AGENT_MAX_BODY_BYTES must be a number of bytes, got {raw!r}") from None
+    if value < 1024:
+        raise LimitSettingError(f"RAG_AGENT_MAX_BODY_BYTES must be at least 1024, got {value}")
+    return value
+
+
+class SlidingWindow:
+    """Request times per key; a request over the rate is refused with the seconds until a slot frees."""
+
+    # Keys with no recent requests are dropped once this many are tracked, bounding memory.
+    PRUNE_AT = 10_000
+
+    def __init__(self) -> None:
+        self.hits: dict[str, deque[float]] = {}
+
+    def hit(self, key: str, rate: Rate, now: float | None = None) -> float:
+        """Count a request for `key`; return 0 when allowed, else how many seconds to wait."""
+        now = time.monotonic() if now is None else now
+        times = self.hits.setdefault(key, deque())
+        while times and times[0] <= now - rate.seconds:
+            times.popleft()
+        if len(times) >= rate.count:
+            return max(times[0] + rate.seconds - now, 0.1)
+        times.append(now)
+        if len(self.hits) > self.PRUNE_AT:
+            self._prune(now, rate.seconds)
+        return 0.0
+
+    def _prune(self, now: float, seconds: float) -> None:
+        for key in [k for k, t in self.hits.items() if not t or t[-1] <= now - seconds]:
+            del self.hits[key]
+
+
+def slow_down(wait: float) -> str:
+    """Return the friendly refusal the widget shows as it is."""
+    seconds = max(1, round(wait))
+    unit = "second" if seconds == 1 else "seconds"
+    return (f"You're asking faster than I can answer. Please wait {seconds} {unit} and try again.")
