@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from logic.errors import SettingsError
 
-class SettingsError(ValueError):
-    """A runtime setting is outside its allowed range."""
+__all__ = ["Context", "SettingsError", "resolve_context"]
 
 
 def _env(name: str, default: str) -> str:

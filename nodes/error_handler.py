@@ -5,22 +5,25 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 
 from graph.state import State
+from logic.errors import error_reply
+from logic.notes import with_notes
 
 log = logging.getLogger(__name__)
 
-# Outages are worth retrying; other errors already say what to do in their message.
-_RETRYABLE = {"EMBEDDING_UNAVAILABLE", "RETRIEVAL_UNAVAILABLE", "LLM_UNAVAILABLE", "LLM_RATE_LIMITED",
-              "TURN_TIMEOUT"}
+
+def _refused(messages: list[AnyMessage]) -> list[RemoveMessage]:
+    """Take a refused message back out of the thread: a turn refused as invalid adds nothing to the conversation."""
+    last = messages[-1] if messages else None
+    return [RemoveMessage(id=last.id)] if isinstance(last, HumanMessage) and last.id else []
 
 
 def error_handler(state: State) -> dict[str, Any]:
-    """Reply with the error's code and safe message; the user's message stays in the thread."""
+    """Reply with the error's code and safe message; a failed question stays in the thread, a refused one does not."""
     error = state.get("error") or {"code": "INTERNAL_ERROR", "message": "something went wrong", "node": "?"}
     log.warning("turn failed in %s: %s %s", error["node"], error["code"], error["message"])
-    advice = " Please try again in a moment." if error["code"] in _RETRYABLE else ""
-    answer = f"Sorry, I couldn't answer that: {error['message']}.{advice} (error code: {error['code']})"
-    return {"status": "error", "grounded": False, "answer": answer, "citations": [],
-            "messages": [AIMessage(answer)]}
+    reply = error_reply(error["code"], error["message"])
+    return {"status": "error", "grounded": False, "answer": with_notes(state, reply), "citations": [],
+            "messages": _refused(state.get("messages", [])) if error["code"] == "INVALID_INPUT" else [AIMessage(reply)]}

@@ -1,4 +1,9 @@
-"""generate_grounded: answer from the retrieved chunks only, with [n] citations that must exist."""
+"""generate_grounded: answer from the retrieved chunks only, with [n] citations that must exist.
+
+It writes every reply that is not a refusal or a failure, so the short fixed replies to chit-chat and
+/reset are written here too (see `canned`): generate_not_found stays "no answer, and why", which the docs
+team counts as a gap, and error_handler stays "something failed".
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,9 @@ from logic.confidence import confidence
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge
+from logic.heuristics import canned_reply
 from logic.hygiene import cite, clean, neutralize
+from logic.notes import after, before
 from logic.types import Chunk, Citation
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import (
@@ -80,14 +87,27 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     return answer, citations, tokens
 
 
+def canned(state: State) -> dict[str, Any]:
+    """Reply to chit-chat or /reset: short, fixed, with no sources (classify already cleared a reset thread)."""
+    intent = state.get("intent", "chitchat")
+    messages = state.get("messages") or []
+    reply = canned_reply(intent, str(messages[-1].content) if messages else "")
+    return {"status": intent, "grounded": False, "answer": before(state) + reply + after(state),
+            "messages": [AIMessage(reply)]}
+
+
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer and its citations; an answer without a valid citation falls to not-found."""
+    if state.get("intent") in ("chitchat", "reset"):
+        return canned(state)
     ctx = resolve_context(runtime.context)
     retrieved = state.get("retrieved", [])
     # Chunks arrive in ranked order; quote those ranked about as high as the first one.
     top = _relevance(retrieved[0]) if retrieved else 0.0
     query = state.get("retrieval_query", "")
     streamed = StreamedAnswer(runtime.stream_writer)
+    if before(state):  # the expiry note comes first, so what streams stays a prefix of the answer
+        streamed({"answer_delta": before(state)})
     if chat_available():
         try:
             answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
@@ -109,13 +129,14 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
-    source = "your selection" if state.get("context") else "the documentation"
+    source = "your selection" if state.get("selection") else "the documentation"
     answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE.replace("the documentation", source))
+    shown = before(state) + answer + after(state)
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
-    streamed.settle(answer)
+    streamed.settle(shown)
     return {
         "status": "grounded",
-        "answer": answer,
+        "answer": shown,
         "citations": citations,
         "model_used": model_used,
         "tokens_used": tokens + check.tokens,

@@ -100,11 +100,11 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Search the collection or the user's selection; failures are recorded for error_handler, not raised."""
     ctx = resolve_context(runtime.context)
     name = resolve_name(ctx.embedding_model)
-    query, selection, wanted = state["retrieval_query"], state.get("context") or "", state.get("filters") or {}
+    query, selection = state["retrieval_query"], state.get("selection") or ""
+    wanted = state.get("applied_filters") or {}
     try:
         info = _index(ctx, name, selection)
-        threshold = ctx.score_threshold if ctx.score_threshold is not None else (
-            manifest.threshold(info) if info else manifest.default_threshold(name))
+        threshold, _ = manifest.resolve_threshold(ctx.score_threshold, info, name)
         # Filters are checked against the index's own values before anything is embedded.
         scope = filters.scope(wanted, info or {})
         thread = get_config().get("configurable", {}).get("thread_id")

@@ -12,7 +12,7 @@ from typing import Any
 
 from graph.context import Context, SettingsError
 from rag_agent import cli_memory
-from rag_agent.cli_output import EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_code, print_answer, print_event
+from rag_agent.cli_output import EXIT_INVALID, EXIT_OK, exit_code, exit_code_for, print_answer, print_event
 from rag_agent.logs import install_redaction
 
 
@@ -182,13 +182,8 @@ def describe(ctx: Context) -> dict[str, str]:
     else:
         why_embedder = "no COHERE_API_KEY: the bundled local model"
     info = manifest.load(ctx.data_dir)["collections"].get(ctx.collection)
-    if ctx.score_threshold is not None:
-        threshold = f"{ctx.score_threshold} (set in the context)"
-    elif info:
-        how = "calibrated for this index" if info.get("calibration") else "the embedder's default"
-        threshold = f"{manifest.threshold(info)} ({how})"
-    else:
-        threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
+    value, how = manifest.resolve_threshold(ctx.score_threshold, info, embedder)
+    threshold = f"{value} ({how})"
     qdrant = os.environ.get("QDRANT_URL")
     return {
         "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
@@ -305,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INVALID
     except AgentError as exc:
         print(f"rag-agent: {exc.message} ({exc.code})", file=sys.stderr)
-        return EXIT_INVALID if exc.code == "INVALID_INPUT" else EXIT_FAILED
+        return exit_code_for(exc.code)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -15,26 +16,26 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import ValidationError
 
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
 from graph.context import Context
 from logic.answer_stream import StreamedAnswer
-from logic.errors import AgentError, InvalidInputError, StorageError
-from logic.validation import clean_question
-from nodes.classify import RESET_REPLY
+from logic.errors import AgentError, InvalidInputError, StorageError, error_reply
+from logic.heuristics import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from rag_agent.logs import install_redaction
-from rag_agent.sessions import format_idle, list_sessions, session
-from rag_agent.sessions import session_ttl as ttl_setting
+from rag_agent.sessions import list_sessions, session
+from tools.settings import get_settings
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
 log = logging.getLogger("rag_agent.turn")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-_thread_locks: dict[str, threading.Lock] = {}
+# A lock lives while some turn holds or waits for it, then drops out: one entry per thread ever seen would grow forever.
+_thread_locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
 _locks_guard = threading.Lock()
-EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -50,7 +51,10 @@ def check_thread_id(thread_id: str) -> str:
 def _thread_lock(thread_id: str) -> threading.Lock:
     """Return the lock that keeps two turns of one thread from forking its history."""
     with _locks_guard:
-        return _thread_locks.setdefault(thread_id, threading.Lock())
+        lock = _thread_locks.get(thread_id)
+        if lock is None:
+            lock = _thread_locks[thread_id] = threading.Lock()
+        return lock
 
 
 class Agent:
@@ -60,21 +64,17 @@ class Agent:
         self,
         context: Context | None = None,
         checkpointer: BaseCheckpointSaver[Any] | str | None = None,
-        *,
-        session_ttl: timedelta | str | None = None,
     ) -> None:
         """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite).
 
         Args:
             context: the run's settings.
             checkpointer: a saver, or `memory`, a SQLite path or a `postgresql://` URL.
-            session_ttl: idle time after which a thread starts fresh (default $RAG_AGENT_SESSION_TTL or 24h;
-                `off` never expires).
 
         """
         install_redaction()
+        get_settings()  # a bad deployment setting (e.g. RAG_AGENT_SESSION_TTL) is refused now, not mid-turn
         self.context = context or Context()
-        self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
         self.checkpointer = (
             checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
@@ -163,35 +163,19 @@ class Agent:
         relay = StreamedAnswer(on_answer) if on_answer else None
 
         def work(config: RunnableConfig) -> dict[str, Any]:
-            # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
-            # and an expired thread is not cleared by a message that cannot be answered.
-            clean_question(question, self.context.max_question_chars)
-            if context is not None and not (isinstance(context, str) and context.strip()):
-                raise InvalidInputError("the selection (context) is empty; pass some text or leave it out")
-            note = ""
-            if self._expire(thread_id) and self.session_ttl is not None:
-                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
-                if relay is not None:
-                    relay({"answer_delta": note})
-            # `context` and `filters` are state channels that persist on a thread: both are always
-            # sent, so each turn uses exactly what this call asked for.
-            turn = {"messages": [HumanMessage(content=question)], "context": context or "", "filters": filters or {}}
-            state = self._run(turn, config, relay)
-            # Notes about the conversation itself go in the reply, never in the stored history.
-            trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
-            return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
+            # Only what this call was given: `context` and `filters` apply to this turn alone (the graph's
+            # channels for them are ephemeral), and classify validates the whole turn.
+            try:
+                turn: dict[str, Any] = {"messages": [HumanMessage(content=question)]}
+            except ValidationError:  # not even a message; what makes a question valid is classify's to say
+                raise InvalidInputError("the question must be plain text") from None
+            if context is not None:
+                turn["context"] = context
+            if filters:
+                turn["filters"] = filters
+            return self._run(turn, config, relay)
 
         return self._turn(thread_id, work, relay)
-
-    def _expire(self, thread_id: str) -> bool:
-        """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
-        if self.session_ttl is None:
-            return False
-        found = session(self.checkpointer, thread_id)
-        if found is None or found.idle() <= self.session_ttl:
-            return False
-        self.checkpointer.delete_thread(thread_id)
-        return True
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
@@ -229,8 +213,8 @@ class Agent:
 
 def _failure(exc: AgentError) -> dict[str, Any]:
     """Describe a failure that happened outside the graph's nodes as a final state."""
-    answer = f"Sorry, I couldn't answer that: {exc.message}. (error code: {exc.code})"
-    return {"status": "error", "answer": answer, "error": {"code": exc.code, "message": exc.message}}
+    return {"status": "error", "answer": error_reply(exc.code, exc.message),
+            "error": {"code": exc.code, "message": exc.message}}
 
 
 def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str, Any]:

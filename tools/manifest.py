@@ -96,6 +96,15 @@ def threshold(info: dict[str, Any]) -> float:
     return default_threshold(str(info["embedding_model"]))
 
 
+def resolve_threshold(configured: float | None, info: dict[str, Any] | None, embedding_model: str) -> tuple[float, str]:
+    """Return the threshold a turn gates with and why: the run's own, the index's, or the embedder's default."""
+    if configured is not None:
+        return configured, "set in the context"
+    if info:
+        return threshold(info), "calibrated for this index" if info.get("calibration") else "the embedder's default"
+    return default_threshold(embedding_model), "default; nothing ingested yet"
+
+
 def store_threshold(data_dir: str | Path, collection: str, threshold: float, calibration: dict[str, Any]) -> None:
     """Make a calibrated threshold the collection's default, recording how it was measured."""
     data = load(data_dir)

@@ -16,6 +16,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
+from tests.conversation import EXPECTED, TURNS, sources, summary
 from tests.e2e import devserver
 
 pytestmark = pytest.mark.e2e
@@ -165,6 +166,16 @@ def test_selection_filters_and_answer_stream_through_the_server(alice: SyncLangG
                           input={**ask("What is Isaac Sim?"), "context": "", "filters": {"source": "baking"}})
     assert run["not_found"]["reason"] == "filtered_out"  # type: ignore[index,call-overload]
     assert run["not_found"]["nearest"][0]["source"] == "isaac-sim.md"  # type: ignore[index,call-overload]
+
+
+def test_per_turn_inputs_apply_to_their_turn_only(alice: SyncLangGraphClient) -> None:
+    # As Studio and the SDK send them: each run carries only what changed (tests/unit/test_turn_inputs.py
+    # runs the same conversation through graph.invoke and Agent.ask and expects the same).
+    thread = alice.threads.create()
+    seen = [summary(alice.runs.wait(thread["thread_id"], "agent", context=CONTEXT,  # type: ignore[arg-type]
+                                    input={**ask(text), **extra}))
+            for text, extra in TURNS]
+    assert sources(seen) == EXPECTED
 
 
 def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bob: SyncLangGraphClient,

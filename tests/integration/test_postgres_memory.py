@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 
 import graph.builder
 import rag_agent.service
-import rag_agent.sessions
 from graph.context import Context
 from graph.state import State
+from logic import durations
 from rag_agent.checkpointers import PooledPostgresSaver, advisory_key, redact
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
@@ -131,7 +131,7 @@ def test_sessions_list_and_prune_in_postgres(
         agent.ask("thanks", thread)
         listed = {s.thread_id: s.turns for s in list_sessions(agent.checkpointer)}
         assert listed[thread] == 2
-        start = rag_agent.sessions.utcnow()
-        monkeypatch.setattr(rag_agent.sessions, "utcnow", lambda: start + timedelta(days=2))
+        start = durations.utcnow()
+        monkeypatch.setattr(durations, "utcnow", lambda: start + timedelta(days=2))
         assert thread in agent.prune(timedelta(hours=24))
     assert _rows(pg_url, thread) == 0

@@ -42,13 +42,16 @@ def test_bad_question_is_refused_without_embedding_or_checkpoint(
     agent = Agent(make_context(), InMemorySaver())
     agent.ask(BREAD_QUESTION, "kept")
     config = {"configurable": {"thread_id": "kept"}}
-    before = len(list(agent.checkpointer.list(config)))
+    before = agent.graph.get_state(config).values
     monkeypatch.setattr(HashEmbeddings, "embed_query", lambda self, text: pytest.fail("embedded bad input"))
     response = agent.ask(question, "kept")
     assert response["status"] == "error" and response["error"]["code"] == "INVALID_INPUT"
-    assert len(list(agent.checkpointer.list(config))) == before  # nothing written to the thread
+    after = agent.graph.get_state(config).values
+    # Nothing added to the conversation: same messages, same turn count, same topic for a follow-up.
+    assert [m.content for m in after["messages"]] == [m.content for m in before["messages"]]
+    assert (after["turns"], after["last_query"]) == (before["turns"], before["last_query"])
     assert agent.ask("", "fresh")["error"]["code"] == "INVALID_INPUT"
-    assert agent.graph.get_state({"configurable": {"thread_id": "fresh"}}).values == {}
+    assert agent.graph.get_state({"configurable": {"thread_id": "fresh"}}).values["messages"] == []
 
 
 @pytest.mark.parametrize("messages", [

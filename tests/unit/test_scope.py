@@ -174,7 +174,7 @@ def test_selection_is_cleaned_of_invisible_characters(modules: Context) -> None:
     app = compile_graph(InMemorySaver())
     state = app.invoke({"messages": [HumanMessage(KINEMATICS_QUESTION)], "context": "Inverse\u200b kinematics\x1b[31m"},
                        {"configurable": {"thread_id": "t"}}, context=modules)
-    assert state["context"] == "Inverse kinematics"
+    assert state["selection"] == "Inverse kinematics"
 
 
 # --- abstentions that explain themselves ----------------------------------------------------------------

@@ -8,11 +8,13 @@ from datetime import datetime, timedelta
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import rag_agent.sessions
 from graph.context import Context, SettingsError
+from logic import durations
+from logic.durations import parse_duration, utcnow
 from rag_agent.cli import main
 from rag_agent.service import Agent, open_checkpointer
-from rag_agent.sessions import list_sessions, parse_duration, session_ttl, utcnow
+from rag_agent.sessions import list_sessions
+from tools.settings import get_settings
 
 FIRST, FOLLOW_UP = "What is Isaac Sim?", "How do I use it for synthetic data?"
 
@@ -20,7 +22,7 @@ FIRST, FOLLOW_UP = "What is Isaac Sim?", "How do I use it for synthetic data?"
 def later(monkeypatch: pytest.MonkeyPatch, delta: timedelta) -> None:
     """Move the sessions clock forward."""
     start = utcnow()
-    monkeypatch.setattr(rag_agent.sessions, "utcnow", lambda: start + delta)
+    monkeypatch.setattr(durations, "utcnow", lambda: start + delta)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -39,11 +41,11 @@ def test_bad_duration_is_a_clear_error(text: str) -> None:
 
 
 def test_session_ttl_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert session_ttl() == timedelta(hours=24)
+    assert get_settings().ttl == timedelta(hours=24)
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "30m")
-    assert session_ttl() == timedelta(minutes=30)
+    assert get_settings().ttl == timedelta(minutes=30)
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "off")
-    assert session_ttl() is None
+    assert get_settings().ttl is None
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "soon")
     with pytest.raises(SettingsError, match="RAG_AGENT_SESSION_TTL"):
         Agent(Context(), InMemorySaver())
@@ -69,14 +71,14 @@ def test_prune_deletes_only_idle_threads(make_context: Callable[..., Context], m
     later(monkeypatch, timedelta(hours=25))
     assert agent.prune(timedelta(hours=24)) == ["old"]
     assert list_sessions(agent.checkpointer) == []
-    monkeypatch.setattr(rag_agent.sessions, "utcnow", utcnow)
+    monkeypatch.setattr(durations, "utcnow", utcnow)
     assert agent.ask(FOLLOW_UP, "old")["turn"] == 1
 
 
 def test_stale_thread_starts_fresh_and_says_so(
     make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = Agent(make_context(), InMemorySaver(), session_ttl="24h")
+    agent = Agent(make_context(), InMemorySaver())
     agent.ask(FIRST, "t1")
     later(monkeypatch, timedelta(hours=25))
     response = agent.ask(FOLLOW_UP, "t1")
@@ -90,7 +92,7 @@ def test_stale_thread_starts_fresh_and_says_so(
 def test_thread_within_ttl_keeps_its_memory(
     make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = Agent(make_context(), InMemorySaver(), session_ttl="24h")
+    agent = Agent(make_context(), InMemorySaver())
     agent.ask(FIRST, "t1")
     later(monkeypatch, timedelta(hours=23))
     response = agent.ask(FOLLOW_UP, "t1")
