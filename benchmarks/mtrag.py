@@ -100,7 +100,8 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
             "task_id": task["task_id"], "collection": task["Collection"], "class": label,
             "turn_type": task["Multi-Turn"][0], "turn": final["turn"], "status": final["status"],
             "hit": hit_at_k(sources, final["gold"], 5) if label in ANSWER_CLASSES else None,
-            "top_score": final["top_score"], "confidence": final["confidence"], "question": final["question"],
+            "top_score": final["top_score"], "gate_score": final["gate_score"],
+            "confidence": final["confidence"], "question": final["question"],
             "retrieval_query": final["retrieval_query"], "top_sources": sources[:5], "gold": final["gold"],
         })
     scored = list(finals.values())

@@ -7,12 +7,19 @@ from typing import Annotated, Any, Literal, NotRequired, Required
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
+from pydantic import Field
 
 # Not typing.TypedDict: on Python 3.11 pydantic cannot build a JSON schema from it, and the LangGraph
 # server then gives Studio no input or output schema for the graph.
 from typing_extensions import TypedDict
 
 from logic.types import Chunk, Citation, NotFound
+
+TOP_SCORE = ("Best retrieval similarity: the highest cosine similarity between the query and a retrieved chunk, "
+             "in [-1, 1]; null when nothing was retrieved.")
+GATE_SCORE = ("The score gate's figure, compared with `threshold` to decide whether to answer: today the best "
+              "cosine plus up to 0.25 for query-term coverage, so in [-1, 1.25] (docs/configuration.md, "
+              "'The score gate'); null when nothing was retrieved.")
 
 Intent = Literal["question", "chitchat", "reset", "invalid", "out_of_scope"]
 # "pending" until the node that writes the answer sets the outcome: a UI streaming updates never sees a
@@ -65,7 +72,9 @@ class OutputState(TypedDict, total=False):
     retrieval_query: str
     retrieved: list[Chunk]
     citations: list[Citation]
-    top_score: float | None
+    # Described in the output schema, so Studio says which score is which.
+    top_score: Annotated[float | None, Field(description=TOP_SCORE)]
+    gate_score: Annotated[float | None, Field(description=GATE_SCORE)]
     threshold: float | None
     grounded: bool
     model_used: str
@@ -113,6 +122,7 @@ def turn_defaults() -> dict[str, Any]:
         "retrieved": [],
         "citations": [],
         "top_score": None,
+        "gate_score": None,
         "threshold": None,
         "grounded": False,
         "model_used": "",

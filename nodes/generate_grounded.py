@@ -141,7 +141,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "model_used": model_used,
         "tokens_used": tokens + check.tokens,
         "grounding": check.report(),
-        "confidence": confidence(state.get("top_score"), state.get("threshold"),
+        "confidence": confidence(state.get("gate_score"), state.get("threshold"),
                                  [_relevance(c) for c in retrieved], check.support),
         "messages": [AIMessage(answer)],
     }

@@ -20,7 +20,7 @@ def diagnose(state: State) -> NotFound:
         return known
     if state.get("intent") == "out_of_scope":  # classify judged no documentation could answer it
         return {"reason": "out_of_scope_intent", "best_score": None, "threshold": None, "nearest": []}
-    retrieved, top = state.get("retrieved", []), state.get("top_score")
+    retrieved, top = state.get("retrieved", []), state.get("gate_score")
     # The gate let the chunks through, so it was the generated answer that had no support.
     reason: NotFoundReason = (
         "unsupported" if state.get("grounded") else "below_threshold" if retrieved else "no_results")
@@ -36,5 +36,5 @@ def generate_not_found(state: State) -> dict[str, Any]:
     relevances = [c.get("relevance", c["score"]) for c in state.get("retrieved", [])]
     return {"status": "not_found", "grounded": False, "answer": with_notes(state, answer), "citations": [],
             "not_found": found,
-            "confidence": confidence(state.get("top_score"), state.get("threshold"), relevances),
+            "confidence": confidence(state.get("gate_score"), state.get("threshold"), relevances),
             "messages": [AIMessage(answer)]}

@@ -35,6 +35,11 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
     }
 
 
+def best_similarity(chunks: list[Chunk]) -> float | None:
+    """Return the best cosine among the retrieved chunks (the response's `top_score`)."""
+    return max((c["score"] for c in chunks), default=None)
+
+
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
     """Return the collection's manifest entry; a selection is answered even without a usable index."""
     try:
@@ -84,9 +89,9 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Fi
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
         chunks, confidence = ranking.rank(query, hits, _lexicon(ctx, [c["text"] for c in hits]), ctx.top_k)
-        return {"retrieved": chunks, "top_score": confidence}
+        return {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
-    result: dict[str, Any] = {"retrieved": chunks, "top_score": confidence}
+    result: dict[str, Any] = {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None)

@@ -217,6 +217,11 @@ def _failure(exc: AgentError) -> dict[str, Any]:
             "error": {"code": exc.code, "message": exc.message}}
 
 
+def _rounded(score: float | None) -> float | None:
+    """Round a score for the response, keeping None."""
+    return None if score is None else round(score, 3)
+
+
 def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str, Any]:
     """Shape a final state as the documented JSON response."""
     error = state.get("error")
@@ -235,7 +240,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
         ],
         "retrieved": [{"chunk_id": c["chunk_id"], "source": c["source"], "score": round(c["score"], 3),
                        "relevance": round(c.get("relevance", c["score"]), 3)} for c in retrieved],
-        "top_score": None if state.get("top_score") is None else round(state["top_score"], 3),
+        "top_score": _rounded(state.get("top_score")),
+        "gate_score": _rounded(state.get("gate_score")),
         "threshold": state.get("threshold"),
         "grounding": state.get("grounding"),
         "confidence": state.get("confidence"),

@@ -185,7 +185,7 @@ def test_below_threshold_reports_scores_and_nearest_sections(agent: Agent, modul
     out = strict.ask(BREAD_QUESTION, "t1")
     found = out["not_found"]
     assert found["reason"] == "below_threshold"
-    assert found["threshold"] == 0.99 and found["best_score"] == pytest.approx(out["top_score"], abs=1e-3)
+    assert found["threshold"] == 0.99 and found["best_score"] == pytest.approx(out["gate_score"], abs=1e-3)
     assert found["nearest"][0]["source_url"] == "kitchen/baking.md#baking-bread"
     assert "below the 0.99 needed" in out["answer"]
     assert "kitchen/baking.md#baking-bread" in out["answer"]
