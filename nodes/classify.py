@@ -19,8 +19,7 @@ from logic.errors import InvalidInputError
 from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup
 from logic.history import recent_history, window_removals
 from logic.validation import clean_question, clean_selection
-from nodes.prompts import REWRITE_SYSTEM
-from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, chat_available, get_chat_model, load_client
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, get_chat_model, load_client
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrit
         ctx: the run's settings.
 
     """
-    prompt = [SystemMessage(REWRITE_SYSTEM),
+    prompt = [SystemMessage(ctx.rewrite_prompt),
               HumanMessage(f"Conversation:\n{_history_text(recent)}\n\nLatest message: {message}")]
     try:
         # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
@@ -126,7 +125,7 @@ def _intent(state: State, text: str, history: list[AnyMessage], ctx: Context) ->
         return {"intent": "chitchat"}
     previous = state.get("last_query", "")
     update: dict[str, Any] = {}
-    if chat_available() and previous and history:
+    if ctx.uses_model and previous and history:
         # Only this rewrite sends the conversation to a model (answers see the standalone query and the
         # sources), so it is where older turns can be left out, and where the user is told so, once.
         recent, trimmed = recent_history(history, ctx.history_tokens)

@@ -26,17 +26,17 @@ from logic.heuristics import canned_reply
 from logic.hygiene import cite, clean, neutralize
 from logic.notes import after, before
 from logic.types import Chunk, Citation
-from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
+from nodes.prompts import format_sources, grounded_user_message
 from tools.chat import (
     CHAT_BACKOFF,
     CHAT_RETRIES,
     EXTRACTIVE,
-    chat_available,
     classify_failure,
     get_chat_model,
     load_client,
 )
 from tools.lexicon_store import load as load_lexicon
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
 EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"
@@ -69,7 +69,7 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
-    prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
+    prompt = [SystemMessage(ctx.system_prompt), HumanMessage(grounded_user_message(query, sources))]
     stream, tokens = AnswerStream(chunks, clean, emit), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
@@ -108,7 +108,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     streamed = StreamedAnswer(runtime.stream_writer)
     if before(state):  # the expiry note comes first, so what streams stays a prefix of the answer
         streamed({"answer_delta": before(state)})
-    if chat_available():
+    if ctx.uses_model:
         try:
             answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
         except AgentError as exc:
@@ -130,7 +130,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
     source = "your selection" if state.get("selection") else "the documentation"
-    answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE.replace("the documentation", source))
+    answer += check.note() + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))
     shown = before(state) + answer + after(state)
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
     streamed.settle(shown)
@@ -151,9 +151,9 @@ def ground(answer: str, citations: list[Citation], sources: list[Chunk], ctx: Co
     """Check each answer sentence against the full text of the chunks it cites."""
     full = {c["chunk_id"]: c["text"] for c in sources}  # citations keep only the first 500 characters
     chunks = [full[c["chunk_id"]] for c in citations]
-    lexicon = load_lexicon(ctx.data_dir, ctx.collection)
+    lexicon = load_lexicon(get_settings().data_dir, ctx.collection)
     try:
-        timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF) if chat_available() else None
+        timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF) if ctx.uses_model else None
     except TurnTimeoutError:  # the answer is already written: check it offline rather than lose it
         timeout = None
     if timeout is None:

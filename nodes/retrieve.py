@@ -20,6 +20,7 @@ from logic.selection import selection_chunks
 from logic.types import Chunk
 from tools import filters, lexicon_store, manifest, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
+from tools.settings import get_settings
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -43,7 +44,7 @@ def best_similarity(chunks: list[Chunk]) -> float | None:
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
     """Return the collection's manifest entry; a selection is answered even without a usable index."""
     try:
-        return manifest.collection_info(ctx.data_dir, ctx.collection, name)
+        return manifest.collection_info(get_settings().data_dir, ctx.collection, name)
     except (IndexMissingError, IndexMismatchError):
         if selection:
             return None
@@ -60,19 +61,19 @@ def _embedded(name: str, embed: Any) -> Any:
 
 def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
     """Return the index's term statistics (counted once for an old index), else the selection's own."""
-    terms = lexicon_store.load(ctx.data_dir, ctx.collection)
+    terms = lexicon_store.load(get_settings().data_dir, ctx.collection)
     if terms is None and texts is not None:
         return lexical.build(texts)
     if terms is None:  # an index built before term statistics existed: count them once now
-        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(ctx.data_dir), ctx.collection))
-        lexicon_store.save(ctx.data_dir, ctx.collection, terms)
+        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(get_settings().data_dir), ctx.collection))
+        lexicon_store.save(get_settings().data_dir, ctx.collection, terms)
     return terms
 
 
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
             query_filter: models.Filter | None) -> tuple[list[Chunk], float | None]:
     """Search the collection (within `query_filter`, when given) and re-rank the candidates."""
-    client = vectorstore.open_client(ctx.data_dir)
+    client = vectorstore.open_client(get_settings().data_dir)
     remaining(ctx)  # out of time: no further call
     hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                               mode=mode, text=query,
@@ -113,7 +114,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # Filters are checked against the index's own values before anything is embedded.
         scope = filters.scope(wanted, info or {})
         thread = get_config().get("configurable", {}).get("thread_id")
-        key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, ctx.data_dir, ctx.collection,
+        data_dir = get_settings().data_dir
+        key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, data_dir, ctx.collection,
                                   query, wanted, ctx.top_k, threshold, retrieval_cache.text_hash(selection))
         result = retrieval_cache.get(key) if thread else None
         cached = result is not None

@@ -8,10 +8,11 @@ sees, runs and deletes their own threads. With it unset everyone is the single u
 from __future__ import annotations
 
 import hmac
-import os
 from typing import Any
 
 from langgraph_sdk import Auth
+
+from tools.settings import get_settings
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.
 LOCAL_USER = "local"
@@ -64,7 +65,7 @@ def identify(authorization: str | None, keys: dict[str, str]) -> str:
 @auth.authenticate
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
-    keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
+    keys = parse_api_keys(get_settings().api_keys.get_secret_value())
     return {"identity": identify(authorization, keys)}
 
 

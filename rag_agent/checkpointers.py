@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +20,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
-from graph.context import SettingsError
-from logic.errors import StorageError
+from logic.errors import SettingsError, StorageError
+from tools.settings import get_settings
 
 CHECKPOINTER_ENV = "RAG_AGENT_CHECKPOINTER"
 # Failures of the conversation store surface outside any node; the caller maps them to STORAGE_ERROR.
@@ -109,7 +108,7 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
         url: `memory`, a SQLite file path (or `sqlite:///path`), or `postgresql://…`.
 
     """
-    spec = (os.environ.get(CHECKPOINTER_ENV, "") if url is None else url).strip()
+    spec = (get_settings().checkpointer if url is None else url).strip()
     if not spec:
         return open_sqlite(Path(data_dir) / "checkpoints.sqlite")
     if spec == "memory":

@@ -78,7 +78,7 @@ class Agent:
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
         self.checkpointer = (
             checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
-            else open_checkpointer(self.context.data_dir, checkpointer)
+            else open_checkpointer(get_settings().data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from logic import lexical
 from logic.chunking import Passage, chunk_markdown
 from logic.errors import IndexMismatchError, InvalidInputError
 from tools import lexicon_store, manifest, sources, sparse, vectorstore
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
 LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
@@ -136,7 +136,7 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
     info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
     vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
-    if os.environ.get("QDRANT_URL"):
+    if get_settings().qdrant_url:
         vectorstore.ensure_payload_indexes(client, collection, ["metadata.source", "metadata.module_name"])
     return info
 
@@ -195,7 +195,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
-    if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
+    if report.chunks > LOCAL_MODE_LIMIT and not get_settings().qdrant_url:
         report.warnings.append(
             f"{report.chunks} chunks is past what local mode handles well (~{LOCAL_MODE_LIMIT}); run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")

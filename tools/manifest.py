@@ -56,7 +56,8 @@ def collection_info(data_dir: str | Path, collection: str, embedding_model: str)
     info: dict[str, Any] | None = load(data_dir)["collections"].get(collection)
     if not info:
         raise IndexMissingError(
-            f"no documents are indexed in collection {collection!r} under {data_dir}; "
+            # No path: a server's folders are nobody's business (`rag-agent config` shows them to the operator).
+            f"no documents are indexed in collection {collection!r} yet; "
             "run `rag-agent ingest PATH` first"
         )
     if info["embedding_model"] != embedding_model:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
 from qdrant_client import QdrantClient, models
 
 from logic.errors import RetrievalError, StorageError
+from tools.settings import get_settings
 from tools.sparse import BM25Encoder
 
 DENSE, HYBRID = "dense", "hybrid"
@@ -29,7 +29,7 @@ _lock = threading.Lock()
 
 def open_client(data_dir: str | Path) -> QdrantClient:
     """Return this process's Qdrant client: one per local path, since local mode holds a file lock."""
-    url = os.environ.get("QDRANT_URL")
+    url = get_settings().qdrant_url or None
     key = url or str(Path(data_dir, "qdrant").resolve())
     with _lock:
         if key not in _clients:
@@ -40,7 +40,7 @@ def open_client(data_dir: str | Path) -> QdrantClient:
 def _connect(url: str | None, path: Path) -> QdrantClient:
     """Create a client, turning a held lock or unwritable folder into a clear error."""
     if url:
-        return QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY"), timeout=10)
+        return QdrantClient(url=url, api_key=get_settings().qdrant_api_key.get_secret_value() or None, timeout=10)
     try:
         path.mkdir(parents=True, exist_ok=True)
         return QdrantClient(path=str(path))

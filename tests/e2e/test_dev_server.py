@@ -7,6 +7,7 @@ user cannot read or run another's thread.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -176,6 +177,22 @@ def test_per_turn_inputs_apply_to_their_turn_only(alice: SyncLangGraphClient) ->
                                     input={**ask(text), **extra}))
             for text, extra in TURNS]
     assert sources(seen) == EXPECTED
+
+
+def test_a_run_cannot_choose_the_servers_folder_collection_or_provider(
+        alice: SyncLangGraphClient, server: devserver.DevServer, tmp_path: Any) -> None:
+    # Issue 15: a remote caller must not pick another index on the server's disk, nor a provider URL.
+    thread = alice.threads.create()
+    for context in ({"data_dir": str(tmp_path)}, {"openai_base_url": "http://127.0.0.1:9/v1"},
+                    {"collection": "someone-elses"}):
+        run = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
+                              context={**CONTEXT, **context}, raise_error=False)
+        error = json.dumps(run)
+        assert "cannot be set per run" in error or "is not served here" in error, error
+        assert str(tmp_path) not in error and server.env["RAG_AGENT_DATA_DIR"] not in error  # no path shown
+    # The thread is still usable and answers from the server's own index.
+    answered = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert answered["status"] == "grounded"  # type: ignore[index,call-overload]
 
 
 def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bob: SyncLangGraphClient,

@@ -23,6 +23,7 @@ from rag_agent.checkpointers import PooledPostgresSaver, advisory_key, redact
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
 from tests.unit import conftest as unit
+from tools.settings import get_settings
 
 # The hash-embedded corpus and the hermetic environment of the unit tests.
 hermetic, data_dir, make_context = unit.hermetic, unit.data_dir, unit.make_context
@@ -76,7 +77,7 @@ def test_followup_resolves_across_agent_instances(
     assert response["turn"] == 2
     assert "Isaac Sim" in response["retrieval_query"]
     assert _rows(pg_url, thread) > 0
-    assert not (os.path.exists(os.path.join(ctx.data_dir, "checkpoints.sqlite")))
+    assert not (os.path.exists(os.path.join(get_settings().data_dir, "checkpoints.sqlite")))
 
 
 def test_a_turn_waits_for_another_sessions_lock_on_its_thread(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +18,12 @@ from tests.tiny_corpus import CORPUS
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
+from tools.settings import ENV_NAMES
 
 EMBEDDER = "hash/256"
 
-_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "COHERE_API_KEY",
-    "QDRANT_URL",
-    "QDRANT_API_KEY",
-    "RAG_AGENT_CHAT_MODEL",
-    "RAG_AGENT_EMBEDDING_MODEL",
-    "RAG_AGENT_COLLECTION",
-    "RAG_AGENT_DATA_DIR",
-    "RAG_AGENT_CHECKPOINTER",
-    "RAG_AGENT_SESSION_TTL",
-    "RAG_AGENT_TURN_TIMEOUT",
-)
+# Every variable the deployment settings and the per-run defaults read: unit tests start from none of them.
+_ENV_VARS = (*ENV_NAMES, *(f"RAG_AGENT_{f.name.upper()}" for f in fields(Context)))
 
 
 @pytest.fixture(autouse=True)
@@ -66,11 +56,14 @@ def data_dir(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def make_context(data_dir: str) -> Callable[..., Context]:
-    """Build a Context over the indexed corpus; the default threshold lets on-topic questions through."""
+def make_context(data_dir: str, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Context]:
+    """Serve the indexed corpus (RAG_AGENT_DATA_DIR) and build a Context; the threshold lets on-topic questions in."""
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data_dir)
 
     def make(**overrides: Any) -> Context:
-        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "data_dir": data_dir, "score_threshold": 0.2}
+        if "collection" in overrides:  # a test's own collection is one the deployment serves
+            monkeypatch.setenv("RAG_AGENT_COLLECTIONS", overrides["collection"])
+        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "score_threshold": 0.2}
         return Context(**(settings | overrides))
 
     return make

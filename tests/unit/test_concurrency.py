@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from graph.context import Context
 from rag_agent.service import Agent, open_checkpointer
+from tools.settings import get_settings
 
 QUESTIONS = ("What is Isaac Sim?", "How long should I knead bread dough?")
 PAIRS = 50
@@ -18,7 +19,7 @@ PAIRS = 50
 
 def test_concurrent_turns_on_one_thread_do_not_fork_its_history(make_context: Callable[..., Context]) -> None:
     ctx = make_context()
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))  # SQLite, as the CLI uses
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))  # SQLite, as the CLI uses
     thread = "shared"
     config: Any = {"configurable": {"thread_id": thread}}
     barrier = threading.Barrier(2)

@@ -18,6 +18,7 @@ from graph.context import Context
 from rag_agent.cli import main
 from rag_agent.service import Agent
 from tools import vectorstore
+from tools.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 NODES = ("classify", "retrieve", "score_gate", "generate_grounded", "generate_not_found", "error_handler")
@@ -54,7 +55,8 @@ import graph.builder
 graph.builder.score_gate = lambda state: os._exit(137)
 from graph.context import Context
 from rag_agent.service import Agent
-Agent(Context(embedding_model="hash/256", data_dir=sys.argv[1], score_threshold=0.2)).ask("What is Isaac Sim?", "kill9")
+os.environ["RAG_AGENT_DATA_DIR"] = sys.argv[1]  # a child process of its own: the deployment it runs as
+Agent(Context(embedding_model="hash/256", score_threshold=0.2)).ask("What is Isaac Sim?", "kill9")
 """
 
 
@@ -63,7 +65,8 @@ def test_hard_killed_process_resumes_without_redoing_finished_nodes(
 ) -> None:
     ctx = make_context()
     vectorstore.close_clients()  # local Qdrant admits one process at a time
-    child = subprocess.run([sys.executable, "-c", CHILD, ctx.data_dir], cwd=ROOT, capture_output=True, text=True,
+    child = subprocess.run([sys.executable, "-c", CHILD, get_settings().data_dir], cwd=ROOT, capture_output=True,
+                           text=True,
                            timeout=300)
     assert child.returncode == 137, child.stderr
     counts = count_nodes(monkeypatch)
@@ -109,9 +112,9 @@ def test_cli_resume(make_context: Callable[..., Context], calls: Counter[str], c
     with Agent(ctx) as agent, pytest.raises(KeyboardInterrupt):
         agent.ask("How long should I knead bread dough?", "cli-crash")
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
-    assert main(["--data-dir", ctx.data_dir, "resume", "--thread", "cli-crash", "--json"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "resume", "--thread", "cli-crash", "--json"]) == 0
     assert '"status": "grounded"' in capsys.readouterr().out
-    assert Path(ctx.data_dir, "checkpoints.sqlite").is_file()
+    assert Path(get_settings().data_dir, "checkpoints.sqlite").is_file()
     assert calls["retrieve"] == 1
 
 

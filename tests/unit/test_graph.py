@@ -93,8 +93,9 @@ def test_chitchat_does_not_retrieve(ask: Ask) -> None:
     assert state["messages"][-1].content == state["answer"]
 
 
-def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any) -> None:
-    state = ask("thanks!", context=Context(embedding_model="hash/256", data_dir=str(tmp_path / "none")))
+def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "none"))
+    state = ask("thanks!", context=Context(embedding_model="hash/256"))
     assert state["status"] == "chitchat"
     assert state["error"] is None
 
@@ -115,8 +116,9 @@ def test_too_long_question_is_an_input_error(ask: Ask) -> None:
     assert "too long" in state["answer"]
 
 
-def test_missing_index_is_reported(ask: Ask, tmp_path: Any) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "empty"), score_threshold=0.2)
+def test_missing_index_is_reported(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "empty"))
+    ctx = Context(embedding_model="hash/256", score_threshold=0.2)
     state = ask(BREAD_QUESTION, context=ctx)
     assert state["status"] == "error"
     assert state["error"]["code"] == "INDEX_MISSING"
@@ -135,13 +137,14 @@ def test_unknown_collection_is_missing(ask: Ask, make_context: Callable[..., Con
     assert state["error"]["code"] == "INDEX_MISSING"
 
 
-def test_embedder_that_fails_to_load_is_reported(ask: Ask, tmp_path: Any) -> None:
+def test_embedder_that_fails_to_load_is_reported(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "robots"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nSome text about robots.\n")
     ingest_folder(root, data_dir=tmp_path / "local", collection="docs", embeddings=HashEmbeddings(384),
                   embedding_model="local/all-MiniLM-L6-v2", progress=False)
-    ctx = Context(embedding_model="local/all-MiniLM-L6-v2", data_dir=str(tmp_path / "local"))
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "local"))
+    ctx = Context(embedding_model="local/all-MiniLM-L6-v2")
     state = ask("What about robots?", context=ctx)
     assert state["error"]["code"] == "EMBEDDING_UNAVAILABLE"
 
@@ -230,8 +233,9 @@ def test_ainvoke_answers_like_invoke(app: Any, make_context: Callable[..., Conte
     assert {c["source"] for c in state["citations"]} == {"baking.md"}
 
 
-def test_context_may_be_a_plain_dict(app: Any, data_dir: str) -> None:
-    settings = {"embedding_model": "hash/256", "data_dir": data_dir, "score_threshold": 0.2}
+def test_context_may_be_a_plain_dict(app: Any, data_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data_dir)
+    settings = {"embedding_model": "hash/256", "score_threshold": 0.2}
     state = app.invoke({"messages": [HumanMessage(BREAD_QUESTION)]},
                        {"configurable": {"thread_id": "dict"}}, context=settings)
     assert state["status"] == "grounded"

@@ -63,7 +63,8 @@ def ask_nitros(tmp_path: Path, app: Any, monkeypatch: pytest.MonkeyPatch) -> Cal
 
     def run(retrieval: str) -> dict[str, Any]:
         build(tmp_path, retrieval, recreate=True)
-        ctx = Context(embedding_model="vocab/test", data_dir=str(tmp_path / "data"), score_threshold=0.0)
+        monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+        ctx = Context(embedding_model="vocab/test", score_threshold=0.0)
         config = {"configurable": {"thread_id": retrieval}}
         state: dict[str, Any] = app.invoke({"messages": [HumanMessage("What is NITROS?")]}, config, context=ctx)
         return state

@@ -20,6 +20,7 @@ from graph.context import Context
 from logic.chunking import count_tokens
 from logic.history import window_removals
 from rag_agent.service import Agent, open_checkpointer
+from tools.settings import get_settings
 
 Ask = Callable[..., dict[str, Any]]
 
@@ -96,8 +97,8 @@ def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tup
 
 def test_long_thread_stays_bounded_and_checkpoints_stay_flat(make_context: Callable[..., Context]) -> None:
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     sizes, _ = _run_thread(agent, db, "long", 200, (50, 200))
     print(f"checkpoint bytes at turn 50: {sizes[50]}, at turn 200: {sizes[200]}")
     # Same point in the question cycle (50 and 200 are both ≡ 0 mod 5), so the same window shape.
@@ -114,8 +115,8 @@ def test_thousand_turn_thread_stays_bounded_and_checkpoints_stay_flat(
     make_context: Callable[..., Context],
 ) -> None:
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     start = time.perf_counter()
     sizes, window_tokens = _run_thread(agent, db, "thousand", 1000, (100, 1000))
     print(f"checkpoint bytes at turn 100: {sizes[100]}, at turn 1000: {sizes[1000]} "
@@ -131,8 +132,8 @@ def test_without_the_window_checkpoints_grow(make_context: Callable[..., Context
     """Negative control: switch the bound off and the same loop's checkpoints grow, so the flat tests can fail."""
     monkeypatch.setattr(nodes.classify, "window_removals", lambda messages, max_history: [])
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     sizes, _ = _run_thread(agent, db, "unbounded", 100, (10, 100), bounded=False)
     print(f"unbounded: checkpoint bytes at turn 10: {sizes[10]}, at turn 100: {sizes[100]}")
     messages = agent.graph.get_state({"configurable": {"thread_id": "unbounded"}}).values["messages"]

@@ -22,6 +22,7 @@ from rag_agent.service import Agent
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
+from tools.settings import get_settings
 
 ISAAC_QUESTION = "How does Isaac Sim generate synthetic data?"
 BREAD_QUESTION = "How long should I knead bread dough?"
@@ -44,10 +45,11 @@ def index(root: Path, data: Path, pages: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def modules(tmp_path: Path) -> Context:
+def modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Context:
     """An index with two modules: robots/ (Isaac Sim) and kitchen/ (bread)."""
     index(tmp_path / "docs", tmp_path / "data", {"robots/isaac-sim.md": ISAAC_SIM_MD, "kitchen/baking.md": BAKING_MD})
-    return Context(embedding_model="hash/256", data_dir=str(tmp_path / "data"), score_threshold=0.2)
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    return Context(embedding_model="hash/256", score_threshold=0.2)
 
 
 @pytest.fixture
@@ -145,8 +147,9 @@ def test_selection_is_used_instead_of_the_index(agent: Agent) -> None:
     assert all(c["source"] == "selection" for c in out["retrieved"])
 
 
-def test_selection_works_without_an_index(tmp_path: Path) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "none"), score_threshold=0.2)
+def test_selection_works_without_an_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "none"))
+    ctx = Context(embedding_model="hash/256", score_threshold=0.2)
     out = Agent(ctx, checkpointer=InMemorySaver()).ask(KINEMATICS_QUESTION, "t1", context=KINEMATICS)
     assert out["status"] == "grounded"
 
@@ -266,7 +269,7 @@ def cli(modules: Context, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
 
     def run(*args: str) -> tuple[int, Any]:
-        code = main(["--data-dir", modules.data_dir, "ask", "--json", "--threshold", "0.2", *args])
+        code = main(["--data-dir", get_settings().data_dir, "ask", "--json", "--threshold", "0.2", *args])
         out, err = capsys.readouterr()
         return code, json.loads(out) if out else err
 

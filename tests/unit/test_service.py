@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.context import Context
 from logic.errors import InvalidInputError, StorageError
 from rag_agent.service import Agent, check_thread_id, open_checkpointer
+from tools.settings import get_settings
 
 DOCUMENTED_KEYS = {
     "thread_id", "turn", "status", "answer", "grounded", "retrieval_query", "citations", "retrieved",
@@ -107,8 +108,9 @@ def test_error_response_shape(agent: Agent) -> None:
     assert response["grounding"] is None and response["confidence"] is None
 
 
-def test_missing_index_response(tmp_path: Path) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "empty"))
+def test_missing_index_response(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "empty"))
+    ctx = Context(embedding_model="hash/256")
     response = Agent(ctx, checkpointer=InMemorySaver()).ask(BREAD_QUESTION, thread_id="t1")
     assert response["status"] == "error"
     assert response["error"]["code"] == "INDEX_MISSING"
@@ -119,7 +121,7 @@ def test_default_checkpointer_keeps_memory_across_agents(make_context: Callable[
     Agent(ctx).ask("What is Isaac Sim?", thread_id="persisted")
     response = Agent(ctx).ask("How do I use it for synthetic data?", thread_id="persisted")
     assert response["turn"] == 2
-    assert (Path(ctx.data_dir) / "checkpoints.sqlite").is_file()
+    assert (Path(get_settings().data_dir) / "checkpoints.sqlite").is_file()
 
 
 def test_open_checkpointer_under_a_regular_file_names_the_path(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_session_ttl_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_list_sessions(make_context: Callable[..., Context], store: str) -> None:
     ctx = make_context()
-    saver = InMemorySaver() if store == "memory" else open_checkpointer(ctx.data_dir)
+    saver = InMemorySaver() if store == "memory" else open_checkpointer(get_settings().data_dir)
     agent = Agent(ctx, saver)
     agent.ask(FIRST, "t1")
     agent.ask(FOLLOW_UP, "t1")
@@ -117,15 +117,15 @@ def test_cli_sessions_list_and_prune(
     with Agent(ctx) as agent:
         agent.ask(FIRST, "cli-thread")
         agent.ask(FOLLOW_UP, "cli-thread")
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     out = capsys.readouterr().out
     assert "cli-thread" in out and "2 turns" in out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "24h"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "24h"]) == 0
     assert "deleted 0" in capsys.readouterr().out
     later(monkeypatch, timedelta(days=2))
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "24h"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "24h"]) == 0
     assert "deleted 1 conversation(s) idle longer than 1d: cli-thread" in capsys.readouterr().out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     assert "no conversations" in capsys.readouterr().out
 
 
@@ -141,7 +141,7 @@ def test_cli_prune_idle_zero_deletes_every_thread_and_says_how_many(
     with Agent(ctx) as agent:
         agent.ask(FIRST, "zero-a")
         agent.ask(FIRST, "zero-b")
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "0s"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "0s"]) == 0
     assert "deleted 2 conversation(s) idle longer than 0s" in capsys.readouterr().out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     assert "no conversations" in capsys.readouterr().out

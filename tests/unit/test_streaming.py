@@ -13,6 +13,7 @@ import nodes.generate_grounded
 from graph.context import Context
 from logic.canary import CANARY
 from rag_agent.service import Agent
+from tools.settings import get_settings
 
 BREAD_QUESTION = "How long should I knead bread dough?"
 
@@ -97,11 +98,11 @@ def test_cli_prints_the_streamed_answer_once_then_its_sources(
         capsys: pytest.CaptureFixture[str]) -> None:
     from rag_agent.cli import main
 
-    ctx = make_context()
+    make_context()
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
     monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
     model_says("Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1].")
-    assert main(["--data-dir", ctx.data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1]."
     assert len(lines) == 2 and lines[1].startswith("  [1] ")
