@@ -19,7 +19,8 @@ from logic.errors import InvalidInputError
 from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup
 from logic.history import recent_history, window_removals
 from logic.validation import clean_question, clean_selection
-from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, get_chat_model, load_client
+from tools import chat
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, load_client
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrit
         # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
         load_client()
         timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1), CHAT_BACKOFF)
-        model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
+        model = chat.get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
         # The rewrite is internal: its tokens must never reach a `messages` stream.
         result = model.with_structured_output(Rewrite, method="json_schema").invoke(
             prompt, config={"tags": ["nostream"]}

@@ -27,12 +27,12 @@ from logic.hygiene import cite, clean, neutralize
 from logic.notes import after, before
 from logic.types import Chunk, Citation
 from nodes.prompts import format_sources, grounded_user_message
+from tools import chat
 from tools.chat import (
     CHAT_BACKOFF,
     CHAT_RETRIES,
     EXTRACTIVE,
     classify_failure,
-    get_chat_model,
     load_client,
 )
 from tools.lexicon_store import load as load_lexicon
@@ -66,7 +66,7 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     """Stream a grounded answer from the chat model, emitting each cleaned sentence as it completes."""
     load_client()  # before the budget is split: importing the SDK is not part of any attempt
     timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF)
-    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
+    model = chat.get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(ctx.system_prompt), HumanMessage(grounded_user_message(query, sources))]
@@ -158,5 +158,5 @@ def ground(answer: str, citations: list[Citation], sources: list[Chunk], ctx: Co
         timeout = None
     if timeout is None:
         return check_lexical(answer, chunks, lexicon)
-    judge = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=timeout)
+    judge = chat.get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=timeout)
     return check_with_judge(answer, chunks, judge, lexicon)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 import tools.embeddings
 from graph.builder import compile_graph
 from graph.context import Context
+from rag_agent.checkpointers import open_postgres, open_sqlite
 from tests.tiny_corpus import CORPUS
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
@@ -86,3 +91,30 @@ def ask(app: Any, make_context: Callable[..., Context]) -> Callable[..., dict[st
         return state
 
     return run
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    """Each conversation store the agent supports; Postgres runs when CI=true (or a test server is named)."""
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    if request.param == "sqlite":
+        saver = open_sqlite(tmp_path / "checkpoints.sqlite")
+        yield saver
+        saver.conn.close()
+        return
+    server = os.environ.get("RAG_AGENT_TEST_POSTGRES_URL")
+    if not server and os.environ.get("CI") != "true":
+        pytest.skip("Postgres conversation store skipped: set CI=true and RAG_AGENT_TEST_POSTGRES_URL to run it")
+    server = server or "postgresql://postgres@127.0.0.1:5432/test"
+    schema = f"rag_agent_unit_{uuid.uuid4().hex[:12]}"  # one per test: nothing shared with other runs
+    with psycopg.connect(server, connect_timeout=3, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        sep = "&" if "?" in server else "?"
+        saver = open_postgres(f"{server}{sep}options=-csearch_path%3D{schema}")
+        try:
+            yield saver
+        finally:
+            saver.close()
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")

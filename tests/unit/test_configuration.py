@@ -7,15 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes.generate_grounded
 from graph.builder import compile_graph
 from graph.context import Context, SettingsError
 from rag_agent.cli import main
+from tests.fakes import FakeChat
 from tools.settings import get_settings
 
 QUESTION = "How long should I knead bread dough?"
@@ -61,33 +59,19 @@ def test_missing_index_error_names_no_server_path(make_context: Callable[..., Co
     assert get_settings().data_dir not in state["answer"]
 
 
-class Recording(GenericFakeChatModel):
-    """Records every prompt it is sent."""
-
-    prompts: list[list[BaseMessage]] = []
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        Recording.prompts.append(messages)
-        return super()._generate(messages, *args, **kwargs)
-
-
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> type[Recording]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
-    Recording.prompts = []
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", lambda name, **kw: Recording(
-        messages=iter([AIMessage("Knead the dough for ten minutes until smooth [1]."), AIMessage("{}")] * 3)))
-    return Recording
+def model(fake_chat: Callable[..., FakeChat]) -> FakeChat:
+    return fake_chat(replies=["Knead the dough for ten minutes until smooth [1]."])
 
 
-def test_system_prompt_is_a_per_run_knob(make_context: Callable[..., Context], model: type[Recording]) -> None:
+def test_system_prompt_is_a_per_run_knob(make_context: Callable[..., Context], model: FakeChat) -> None:
     state = run({"embedding_model": "hash/256", "score_threshold": 0.2, "system_prompt": "Answer like a baker."})
     assert state["status"] == "grounded"
     assert model.prompts[0][0].content == "Answer like a baker."
 
 
 def test_extractive_answer_mode_calls_no_model_even_with_a_key(make_context: Callable[..., Context],
-                                                              model: type[Recording]) -> None:
+                                                              model: FakeChat) -> None:
     state = run({"embedding_model": "hash/256", "score_threshold": 0.2, "answer_mode": "extractive"})
     assert state["status"] == "grounded" and state["model_used"].startswith("extractive")
     assert model.prompts == []

@@ -7,13 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, HumanMessage
 
-import nodes.generate_grounded
 from graph.context import Context
 from logic.heuristics import RESET_REPLY
+from tests.fakes import FakeChat
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
@@ -243,40 +241,13 @@ def test_context_may_be_a_plain_dict(app: Any, data_dir: str, monkeypatch: pytes
 
 # --- the chat-model path --------------------------------------------------------------------------------
 
-PROMPTS: list[list[BaseMessage]] = []
-
-
-class RecordingChatModel(GenericFakeChatModel):
-    """Replies from a script and records the prompts it was sent."""
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        PROMPTS.append(messages)
-        return super()._generate(messages, *args, **kwargs)
-
-
-class BrokenChatModel(GenericFakeChatModel):
-    """A chat model whose provider is down."""
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise ConnectionError("upstream said: invalid api key sk-secret-123")
-
-
 @pytest.fixture
-def chat_reply(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
-    """Configure a fake chat model that answers every question with `reply`."""
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    PROMPTS.clear()
-
-    def configure(reply: str) -> None:
-        def fake_get_chat_model(name: str, **kwargs: Any) -> GenericFakeChatModel:
-            return RecordingChatModel(messages=iter([AIMessage(reply)]))
-
-        monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
-
-    return configure
+def chat_reply(fake_chat: Callable[..., FakeChat]) -> Callable[[str], FakeChat]:
+    """Configure the fake chat model to answer every question with `reply`."""
+    return lambda reply: fake_chat(replies=[reply])
 
 
-def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("Knead the dough for ten minutes [1] [9], as http://evil.example says")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "grounded"
@@ -290,17 +261,17 @@ def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[s
     assert state["messages"][-1].content == state["answer"]
 
 
-def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], None]) -> None:
-    chat_reply("Ten minutes [1].")
+def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
+    model = chat_reply("Ten minutes [1].")
     ask(BREAD_QUESTION)
-    (prompt,) = PROMPTS
+    (prompt,) = model.prompts
     user_turn = prompt[-1].content
     assert "Knead the dough for ten minutes" in user_turn
     assert "<source id=1" in user_turn
     assert user_turn.rstrip().endswith(BREAD_QUESTION)
 
 
-def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("Bread is great [7].")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "not_found"
@@ -308,17 +279,15 @@ def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Call
     assert "I don't have information" in state["answer"]
 
 
-def test_llm_not_found_reply_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_not_found_reply_is_not_found(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("NOT_FOUND")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "not_found"
     assert "NOT_FOUND" not in state["answer"]
 
 
-def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: BrokenChatModel(messages=iter([])))
+def test_llm_failure_is_an_llm_error(ask: Ask, fake_chat: Callable[..., FakeChat]) -> None:
+    fake_chat(error=ConnectionError("upstream said: invalid api key sk-secret-123"))
     state = ask(BREAD_QUESTION)
     assert state["status"] == "error"
     assert state["error"]["code"] == "LLM_UNAVAILABLE"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.classify
@@ -139,6 +140,12 @@ def test_without_the_window_checkpoints_grow(make_context: Callable[..., Context
     messages = agent.graph.get_state({"configurable": {"thread_id": "unbounded"}}).values["messages"]
     assert len(messages) == 200  # nothing was removed
     assert sizes[100] > 2 * sizes[10]
+
+
+@pytest.fixture
+def app(checkpointer: BaseCheckpointSaver[Any]) -> Any:
+    """The conversation tests below run on each conversation store."""
+    return compile_graph(checkpointer)
 
 
 def test_followup_resolves_after_its_question_left_the_window(ask: Ask, make_context: Callable[..., Context]) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -19,6 +19,7 @@ from graph.context import Context
 from nodes.classify import Rewrite
 from rag_agent.cli import main
 from rag_agent.service import Agent
+from tests.fakes import FakeChat
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -198,10 +199,8 @@ def test_grounded_answer_has_no_not_found(agent: Agent) -> None:
     assert agent.ask(BREAD_QUESTION, "t1")["not_found"] is None
 
 
-def test_answer_without_valid_citation_is_unsupported(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage("Bread is great [7].")])))
+def test_answer_without_valid_citation_is_unsupported(agent: Agent, fake_chat: Callable[..., FakeChat]) -> None:
+    fake_chat(replies=["Bread is great [7]."])
     out = agent.ask(BREAD_QUESTION, "t1")
     assert out["status"] == "not_found"
     assert out["not_found"]["reason"] == "unsupported"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context, SettingsError
@@ -76,9 +78,9 @@ def test_prune_deletes_only_idle_threads(make_context: Callable[..., Context], m
 
 
 def test_stale_thread_starts_fresh_and_says_so(
-    make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
+    make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch, checkpointer: BaseCheckpointSaver[Any]
 ) -> None:
-    agent = Agent(make_context(), InMemorySaver())
+    agent = Agent(make_context(), checkpointer)
     agent.ask(FIRST, "t1")
     later(monkeypatch, timedelta(hours=25))
     response = agent.ask(FOLLOW_UP, "t1")
