@@ -9,7 +9,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install bench-install demo test test-unit lint dev clean
+.PHONY: install demo test test-unit lint dev clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,11 +20,6 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP)
-
-# Benchmark-only extra (llama-index) for benchmarks/; pinned in constraints-bench.txt, never needed by `make test`.
-bench-install: $(STAMP)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links /opt/wheels \
-		-c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 demo: $(STAMP)
 	$(BIN)/rag-agent ingest docs --exclude benchmarks.md
