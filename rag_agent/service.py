@@ -22,10 +22,11 @@ from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
 from graph.context import Context
 from logic.answer_stream import StreamedAnswer
-from logic.errors import AgentError, InvalidInputError, StorageError, error_reply
+from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.heuristics import RESET_REPLY
 from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
 from rag_agent.logs import install_redaction
+from rag_agent.response import failure, response
 from rag_agent.sessions import list_sessions, session
 from tools.settings import get_settings
 
@@ -117,10 +118,10 @@ class Agent:
                                                            DEADLINE_KEY: new_deadline(self.context)}}
                 state = work(config)
         except AgentError as exc:
-            state = _failure(exc)
+            state = failure(exc)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            state = _failure(StorageError(f"the conversation store failed: {exc}"))
+            state = failure(StorageError(f"the conversation store failed: {exc}"))
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
         result = response(state, thread_id, time.perf_counter() - start)
@@ -209,50 +210,3 @@ class Agent:
                     self.checkpointer.delete_thread(candidate.thread_id)
                     deleted.append(candidate.thread_id)
         return deleted
-
-
-def _failure(exc: AgentError) -> dict[str, Any]:
-    """Describe a failure that happened outside the graph's nodes as a final state."""
-    return {"status": "error", "answer": error_reply(exc.code, exc.message),
-            "error": {"code": exc.code, "message": exc.message}}
-
-
-def _rounded(score: float | None) -> float | None:
-    """Round a score for the response, keeping None."""
-    return None if score is None else round(score, 3)
-
-
-def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str, Any]:
-    """Shape a final state as the documented JSON response."""
-    error = state.get("error")
-    retrieved = state.get("retrieved") or []
-    return {
-        "thread_id": thread_id,
-        "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
-        "status": state.get("status", "error"),
-        "answer": state.get("answer", ""),
-        "grounded": state.get("status") == "grounded",
-        "retrieval_query": state.get("retrieval_query", ""),
-        "citations": [
-            {k: c[k] for k in ("index", "chunk_id", "source", "source_url", "title", "heading_hierarchy", "text")}
-            | {"score": round(c["score"], 3)}
-            for c in state.get("citations") or []
-        ],
-        "retrieved": [{"chunk_id": c["chunk_id"], "source": c["source"], "score": round(c["score"], 3),
-                       "relevance": round(c.get("relevance", c["score"]), 3)} for c in retrieved],
-        "top_score": _rounded(state.get("top_score")),
-        "gate_score": _rounded(state.get("gate_score")),
-        "threshold": state.get("threshold"),
-        "grounding": state.get("grounding"),
-        "confidence": state.get("confidence"),
-        "not_found": state.get("not_found"),
-        "retrieval_cached": bool(state.get("retrieval_cached")),
-        "model_used": state.get("model_used", ""),
-        "embedding_model": state.get("embedding_model", ""),
-        "tokens_used": state.get("tokens_used", 0),
-        # The extractive path has no provider usage data; its count is a tokenizer estimate.
-        "tokens_estimated": str(state.get("model_used", "")).startswith("extractive"),
-        "execution_time_seconds": round(seconds, 3),
-        "history_trimmed": bool(state.get("history_trimmed")),
-        "error": {"code": error["code"], "message": error["message"]} if error else None,
-    }
