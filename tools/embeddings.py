@@ -67,7 +67,9 @@ def _build(name: str) -> Embeddings:
         # that, so it gets a single attempt.
         settings = get_settings()
         return CohereEmbeddings(  # type: ignore[call-arg]
-            model=model, max_retries=1, request_timeout=30, cohere_api_key=settings.cohere_api_key,
+            # A plain string: langchain-cohere's validator str()s a SecretStr into "**********".
+            model=model, max_retries=1, request_timeout=30,
+            cohere_api_key=settings.cohere_api_key.get_secret_value(),  # type: ignore[arg-type]
             base_url=settings.cohere_base_url or None,
         )
     if provider == "hash":

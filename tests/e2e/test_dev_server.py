@@ -73,7 +73,9 @@ def test_studio_sees_schemas_context_form_and_six_nodes(alice: SyncLangGraphClie
     assert "messages" in schemas["input_schema"]["properties"]
     assert {"answer", "citations", "status", "turns"} <= set(schemas["output_schema"]["properties"])
     context = schemas["context_schema"]["properties"]
-    assert {"top_k", "score_threshold", "max_history", "data_dir"} <= set(context)
+    assert {"top_k", "score_threshold", "max_history", "answer_mode", "system_prompt"} <= set(context)
+    assert "data_dir" not in context  # the deployment's, not a run's (tests below: refused if sent)
+    assert "best retrieval similarity" in schemas["output_schema"]["properties"]["top_score"]["description"].lower()
     assert "Chunks to retrieve" in context["top_k"]["description"]
     nodes = {node["id"] for node in alice.assistants.get_graph(assistant["assistant_id"])["nodes"]}
     assert set(NODES) <= nodes
