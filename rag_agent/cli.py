@@ -127,6 +127,9 @@ def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
         text = sys.stdin.read() if args.context == "-" else Path(args.context).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"cannot read the --context file {args.context}: {exc}") from exc
+    # An empty file is a mistake, not "no selection" (which the graph reads "" as): say so here.
+    if not text.strip():
+        raise InvalidInputError("the selection (context) is empty; pass some text or leave --context out")
     return text, filters
 
 
