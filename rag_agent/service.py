@@ -24,7 +24,7 @@ from graph.context import Context
 from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.heuristics import RESET_REPLY
-from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.checkpointers import SQLITE_REMEDY, STORE_ERRORS, cross_process_lock, location, open_checkpointer
 from rag_agent.logs import install_redaction
 from rag_agent.response import failure, response
 from rag_agent.sessions import list_sessions, session
@@ -121,7 +121,8 @@ class Agent:
             state = failure(exc)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            state = failure(StorageError(f"the conversation store failed: {exc}"))
+            state = failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
+                                         f"{SQLITE_REMEDY}"))
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
         result = response(state, thread_id, time.perf_counter() - start)
