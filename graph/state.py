@@ -6,13 +6,13 @@ from typing import Annotated, Any, Literal, NotRequired, Required
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
-from langgraph.graph.message import add_messages
 from pydantic import Field
 
 # Not typing.TypedDict: on Python 3.11 pydantic cannot build a JSON schema from it, and the LangGraph
 # server then gives Studio no input or output schema for the graph.
 from typing_extensions import TypedDict
 
+from graph.messages import accept_messages
 from logic.types import Chunk, Citation, NotFound
 
 TOP_SCORE = ("Best retrieval similarity: the highest cosine similarity between the query and a retrieved chunk, "
@@ -50,7 +50,9 @@ class Grounding(TypedDict):
 class InputState(TypedDict):
     """What a caller sends: the conversation, with the new user message last, and this turn's options."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    # add_messages, except that a message it cannot read (non-text content) or an oversized one is stored as an
+    # empty stand-in that classify refuses (INVALID_INPUT) and error_handler removes.
+    messages: Annotated[list[AnyMessage], accept_messages]
     # Per-turn inputs are ephemeral channels: they hold what this run sent for classify's step only, then
     # empty themselves, so a later turn that sends only `messages` (Studio, the SDK, bare invoke) never
     # inherits them. classify copies the cleaned values into `selection` and `applied_filters`.
@@ -63,7 +65,7 @@ class InputState(TypedDict):
 class OutputState(TypedDict, total=False):
     """What a turn returns besides the messages."""
 
-    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    messages: Required[Annotated[list[AnyMessage], accept_messages]]
     # The selection this turn answered from ("" for the index) and the filters it applied ({} for none).
     selection: str
     applied_filters: dict[str, str]

@@ -18,7 +18,7 @@ from logic import durations
 from logic.errors import InvalidInputError
 from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup
 from logic.history import recent_history, window_removals
-from logic.validation import clean_question, clean_selection
+from logic.validation import UNREADABLE, clean_question, clean_selection
 from tools import chat
 from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, load_client
 from tools.settings import get_settings
@@ -97,6 +97,8 @@ def _validate(state: State, ctx: Context, message: HumanMessage | None) -> tuple
     """Return the cleaned question, selection and filters, or raise InvalidInputError naming the problem."""
     if message is None:
         raise InvalidInputError("the last message must come from the user")
+    if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
+        raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
     text = clean_question(message.content, ctx.max_question_chars)
     raw = state.get("context")
     if isinstance(raw, str) and raw and not raw.strip():

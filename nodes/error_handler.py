@@ -25,5 +25,9 @@ def error_handler(state: State) -> dict[str, Any]:
     error = state.get("error") or {"code": "INTERNAL_ERROR", "message": "something went wrong", "node": "?"}
     log.warning("turn failed in %s: %s %s", error["node"], error["code"], error["message"])
     reply = error_reply(error["code"], error["message"])
-    return {"status": "error", "grounded": False, "answer": with_notes(state, reply), "citations": [],
-            "messages": _refused(state.get("messages", [])) if error["code"] == "INVALID_INPUT" else [AIMessage(reply)]}
+    out = {"status": "error", "grounded": False, "answer": with_notes(state, reply), "citations": []}
+    if error["code"] != "INVALID_INPUT":
+        return out | {"messages": [AIMessage(reply)]}
+    # classify does not count a turn it refuses; a later node's refusal (a bad filter) takes the count back.
+    uncount = {} if error["node"] == "classify" else {"turns": max(0, state.get("turns", 1) - 1)}
+    return out | {"messages": _refused(state.get("messages", []))} | uncount
