@@ -18,7 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 import tools.embeddings
 from graph.builder import compile_graph
 from graph.context import Context
-from rag_agent.checkpointers import open_postgres, open_sqlite
+from rag_agent.checkpointers import open_sqlite
+from rag_agent.pg_checkpointer import open_postgres
 from tests.tiny_corpus import CORPUS
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
