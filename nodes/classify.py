@@ -163,7 +163,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
         text, selection, wanted = _validate(state, ctx, message)
     except InvalidInputError as exc:
-        return {**update, "intent": "invalid", "turns": _turns(state, None),
+        # Not counted: a refused message is taken back out of the thread (error_handler).
+        return {**update, "intent": "invalid", "turns": update["turns"] - (message is not None),
                 "error": {"code": exc.code, "message": exc.message, "node": "classify"}}
     # Cleaned: invisible characters never reach the embedder or the prompt. Only an answerable message counts
     # as activity: one that is refused neither expires the thread nor keeps it alive.
