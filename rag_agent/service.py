@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Durability
 from pydantic import ValidationError
 
 from graph.budget import DEADLINE_KEY, new_deadline
@@ -26,7 +27,14 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.heuristics import RESET_REPLY
 from rag_agent import warmup
-from rag_agent.checkpointers import SQLITE_REMEDY, cross_process_lock, location, open_checkpointer, store_errors
+from rag_agent.checkpointers import (
+    SQLITE_REMEDY,
+    cross_process_lock,
+    location,
+    open_checkpointer,
+    prune_superseded,
+    store_errors,
+)
 from rag_agent.logs import install_redaction
 from rag_agent.response import failure, response
 from rag_agent.sessions import list_sessions, session
@@ -39,6 +47,12 @@ _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 # A lock lives while some turn holds or waits for it, then drops out: one entry per thread ever seen would grow forever.
 _thread_locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
 _locks_guard = threading.Lock()
+
+
+# "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
+# by kill -9) resumes from the last finished node instead of redoing the whole turn. benchmarks/
+# warm_turn.py measures what "async" would save per turn; it loses that guarantee for a hard kill.
+DURABILITY: Durability = "sync"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -126,6 +140,7 @@ class Agent:
                 config: RunnableConfig = {"configurable": {"thread_id": thread_id,
                                                            DEADLINE_KEY: new_deadline(self.context)}}
                 state = work(config)
+                prune_superseded(self.checkpointer, thread_id)
         except AgentError as exc:
             state = failure(exc)
         except store_errors() as exc:
@@ -143,12 +158,11 @@ class Agent:
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
              relay: StreamedAnswer | None) -> dict[str, Any]:
         """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
-        # "sync": every finished node is checkpointed before the next starts, so a turn killed
-        # midway can be resumed from the last finished node instead of redoing the whole turn.
         if relay is None:
-            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context,
+                                                      durability=DURABILITY)
             return state
-        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability=DURABILITY,
                                              stream_mode=["custom", "values"]):
             if mode == "values" and isinstance(chunk, dict):
                 state = chunk
