@@ -69,6 +69,7 @@ def main() -> None:
             out = agent.ask(case["question"], f"s{i}", context=corpus[case["page"]])
             cited = {c["source"] for c in out["citations"]}
             records.append({**case, "status": out["status"], "top_score": out["top_score"],
+                            "gate_score": out["gate_score"],
                             "threshold": out["threshold"], "cites_selection_only": cited <= {"selection"}})
     answerable = [r for r in records if r["expected"] == "GROUNDED"]
     refusable = [r for r in records if r["expected"] == "NOT_FOUND"]
