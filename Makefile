@@ -12,7 +12,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install lock bench-install demo test test-unit lint dev clean
+.PHONY: install lock demo test test-unit lint dev clean
 
 UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
 
@@ -39,10 +39,6 @@ LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --pyt
 lock: $(STAMP)
 	$(LOCK) --extra server -o requirements.lock
 	$(LOCK) --extra dev -o requirements-dev.lock
-
-# Benchmark-only extra (llama-index) for benchmarks/; pinned in constraints-bench.txt, never needed by `make test`.
-bench-install: $(DEV_STAMP)
-	$(UV_INSTALL) -c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 # --base-url /demo: citations link to the pages `make dev` serves at /demo/ (the docs with the chat widget).
 demo: $(STAMP)

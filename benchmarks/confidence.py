@@ -20,8 +20,8 @@ def rows(records: list[dict[str, Any]]) -> list[tuple[tuple[float, float], bool]
     """Return (features, correct) for every question turn that retrieved something."""
     out = []
     for r in records:
-        if r["top_score"] is not None and r["retrieved"]:
-            x = confidence.features(r["top_score"], r["threshold"], [c["relevance"] for c in r["retrieved"]])
+        if r["gate_score"] is not None and r["retrieved"]:
+            x = confidence.features(r["gate_score"], r["threshold"], [c["relevance"] for c in r["retrieved"]])
             out.append((x, evaluate.is_correct(r)))
     return out
 
@@ -32,7 +32,7 @@ def rescore(records: list[dict[str, Any]], weights: list[float]) -> list[dict[st
     confidence.INTERCEPT, confidence.GATE_WEIGHT, confidence.MARGIN_WEIGHT = weights
     try:
         return [r | {"confidence": confidence.confidence(
-            r["top_score"], r["threshold"], [c["relevance"] for c in r["retrieved"]],
+            r["gate_score"], r["threshold"], [c["relevance"] for c in r["retrieved"]],
             (r.get("grounding") or {}).get("support", 1.0))} for r in records if r["status"] != "error"]
     finally:
         confidence.INTERCEPT, confidence.GATE_WEIGHT, confidence.MARGIN_WEIGHT = saved

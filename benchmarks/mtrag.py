@@ -40,6 +40,7 @@ from rag_agent.service import Agent  # noqa: E402
 from tools import onnx_embedder, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
+from tools.settings import overridden  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "mtrag"
 COLLECTION = "mtrag"
@@ -100,7 +101,8 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
             "task_id": task["task_id"], "collection": task["Collection"], "class": label,
             "turn_type": task["Multi-Turn"][0], "turn": final["turn"], "status": final["status"],
             "hit": hit_at_k(sources, final["gold"], 5) if label in ANSWER_CLASSES else None,
-            "top_score": final["top_score"], "confidence": final["confidence"], "question": final["question"],
+            "top_score": final["top_score"], "gate_score": final["gate_score"],
+            "confidence": final["confidence"], "question": final["question"],
             "retrieval_query": final["retrieval_query"], "top_sources": sources[:5], "gold": final["gold"],
         })
     scored = list(finals.values())
@@ -137,11 +139,11 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
 def agent_threshold(agent: Agent) -> float:
     """Return the score threshold the agent's index uses (the calibrated one unless overridden)."""
     from tools import manifest
+    from tools.settings import get_settings
 
     ctx = agent.context
-    if ctx.score_threshold is not None:
-        return ctx.score_threshold
-    return manifest.threshold(manifest.collection_info(ctx.data_dir, ctx.collection, ctx.embedding_model))
+    info = manifest.collection_info(get_settings().data_dir, ctx.collection, ctx.embedding_model)
+    return manifest.resolve_threshold(ctx.score_threshold, info, ctx.embedding_model)[0]
 
 
 def load_rewrite_set(folder: Path, limit: int | None) -> list[dict[str, Any]]:
@@ -348,16 +350,17 @@ def main(argv: list[str] | None = None) -> int:
     folders = [args.data / "rewrites" / "govt", args.data / "rewrites" / "clapnq"]
     with tempfile.TemporaryDirectory(prefix="mtrag-bench-") as tmp:
         index = build_index(passages, Path(tmp), args.embedding_model)
-        ctx = Context(data_dir=str(index["data_dir"]), collection=COLLECTION,
-                      embedding_model=args.embedding_model, top_k=5)
-        agent = Agent(ctx, InMemorySaver())
-        started = time.perf_counter()
-        un = run_mtragun(agent, tasks, index["doc_to_source"])
-        un_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        rw = run_rewrites(agent, folders, set(index["doc_to_source"]), index["source_to_doc"], args.limit)
-        rw_seconds = time.perf_counter() - started
-        threshold = agent_threshold(agent)
+        # The benchmark is its own deployment: its scratch index and collection.
+        with overridden(data_dir=str(index["data_dir"]), collection=COLLECTION):
+            ctx = Context(collection=COLLECTION, embedding_model=args.embedding_model, top_k=5)
+            agent = Agent(ctx, InMemorySaver())
+            started = time.perf_counter()
+            un = run_mtragun(agent, tasks, index["doc_to_source"])
+            un_seconds = time.perf_counter() - started
+            started = time.perf_counter()
+            rw = run_rewrites(agent, folders, set(index["doc_to_source"]), index["source_to_doc"], args.limit)
+            rw_seconds = time.perf_counter() - started
+            threshold = agent_threshold(agent)
         # Local Qdrant holds a lock on the folder; release it before the folder is removed.
         vectorstore.close_clients()
     result = {

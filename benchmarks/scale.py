@@ -132,7 +132,8 @@ def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
         search.find(data_dir, COLLECTION, embeddings, vector, 30, mode="hybrid", text=question)
         search_s.append(time.perf_counter() - t)
         search_cpu.append(time.process_time() - cpu)
-    with Agent(Context(data_dir=str(data_dir), embedding_model=embedder), checkpointer="memory") as agent:
+    os.environ["RAG_AGENT_DATA_DIR"] = str(data_dir)  # this script is the deployment it measures
+    with Agent(Context(embedding_model=embedder), checkpointer="memory") as agent:
         agent.ask("warm-up question about ROS 2 nodes", uuid.uuid4().hex)
         turn_s, turn_cpu = [], []
         for question in random.Random(1).sample(asked, len(asked)):  # distinct questions: no cache hits

@@ -24,6 +24,7 @@ from graph.context import Context  # noqa: E402
 from logic.validation import MAX_SELECTION_CHARS  # noqa: E402
 from rag_agent import evaluate  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
+from tools.settings import overridden  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 
@@ -63,11 +64,12 @@ def main() -> None:
     ood = evaluate.load_jsonl(args.ood)[: args.ood_limit]
     runs = cases(evaluate.load_jsonl(args.questions), ood, corpus, random.Random(7))
     records = []
-    with tempfile.TemporaryDirectory() as data, Agent(Context(data_dir=data), "memory") as agent:
+    with tempfile.TemporaryDirectory() as data, overridden(data_dir=data), Agent(Context(), "memory") as agent:
         for i, case in enumerate(runs):
             out = agent.ask(case["question"], f"s{i}", context=corpus[case["page"]])
             cited = {c["source"] for c in out["citations"]}
             records.append({**case, "status": out["status"], "top_score": out["top_score"],
+                            "gate_score": out["gate_score"],
                             "threshold": out["threshold"], "cites_selection_only": cited <= {"selection"}})
     answerable = [r for r in records if r["expected"] == "GROUNDED"]
     refusable = [r for r in records if r["expected"] == "NOT_FOUND"]

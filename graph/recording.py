@@ -21,6 +21,7 @@ from logic.masking import mask_personal
 from logic.not_found import label
 from tools import manifest
 from tools.records import RecordStore, store_errors
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
 # Callers (Agent) may pass these per invocation: the store to write to, and the id the turn gets.
@@ -60,7 +61,7 @@ def flagged(state: dict[str, Any]) -> bool:
 def _index_version(ctx: Context) -> str:
     """Return the collection's index version, "" when nothing is indexed."""
     try:
-        info = manifest.load(ctx.data_dir)["collections"].get(ctx.collection) or {}
+        info = manifest.load(get_settings().data_dir)["collections"].get(ctx.collection) or {}
     except Exception:  # a record must never fail a turn over the manifest
         return ""
     return manifest.version(info)
@@ -91,7 +92,7 @@ def _store(configurable: dict[str, Any], ctx: Context) -> RecordStore:
     """Return the store the caller named, else the deployment's (the server path)."""
     named = configurable.get(RECORDS_KEY)
     store = lookup(named) if isinstance(named, str) else None
-    return store or default_store(location(ctx.data_dir))
+    return store or default_store(location(get_settings().data_dir))
 
 
 def write(state: dict[str, Any]) -> dict[str, Any]:

@@ -6,14 +6,20 @@ from typing import Literal
 
 from graph.state import State
 
+# Turns that need no documentation: generate_grounded writes their short fixed reply.
+CANNED = ("chitchat", "reset")
 
-def route_after_classify(state: State) -> Literal["retrieve", "error_handler", "__end__"]:
-    """Send questions to retrieval; chit-chat and reset were answered by classify itself."""
+
+def route_after_classify(
+    state: State,
+) -> Literal["retrieve", "generate_grounded", "generate_not_found", "error_handler"]:
+    """Send questions to retrieval, out-of-scope requests to not-found, chit-chat and reset to the reply writer."""
     if state.get("error"):
         return "error_handler"
-    if state.get("intent") == "question":
-        return "retrieve"
-    return "__end__"
+    intent = state.get("intent")
+    if intent == "out_of_scope":
+        return "generate_not_found"
+    return "generate_grounded" if intent in CANNED else "retrieve"
 
 
 def route_after_retrieve(state: State) -> Literal["score_gate", "error_handler"]:
@@ -34,4 +40,4 @@ def route_after_generate_grounded(
     """Finish, or fall back to not-found when the answer kept no valid citation."""
     if state.get("error"):
         return "error_handler"
-    return "__end__" if state.get("citations") else "generate_not_found"
+    return "__end__" if state.get("citations") or state.get("intent") in CANNED else "generate_not_found"

@@ -9,13 +9,13 @@ from typing import Any
 from logic.canary import CANARY
 from logic.echo import LEAK_RUN, PromptEcho
 from logic.errors import LLMBadOutputError
+from logic.hygiene import Numbering
 from logic.types import Chunk, Citation
 
 # A sentence ends at . ! or ? (with the [n] markers that cite it) followed by whitespace, or at a
 # line break; the whitespace must be complete (text follows it). Only whole sentences are cleaned,
 # so a URL or a tag is never cut in half.
 _BOUNDARY = re.compile(r"(?:[.!?](?:\s?\[\d{1,2}\])*(\s+)|(\s*\n\s*))(?=\S)")
-_MARKER = re.compile(r"\[(\d{1,2})\]")
 LEAKED = "the model's reply repeated its hidden instructions and was withheld"
 NOT_FOUND = "NOT_FOUND"  # the prompt's reply for "the sources do not answer this"
 
@@ -40,7 +40,7 @@ class AnswerStream:
         self.chunks, self.clean, self.emit, self.echo = chunks, clean, emit, echo
         self.raw = ""  # every token received
         self.done = 0  # how much of `raw` has been turned into sentences
-        self.order: list[int] = []  # chunk numbers in order of first citation
+        self.numbering = Numbering(chunks)
         self.text = ""  # the cleaned answer so far: exactly what was emitted
         self.gap = ""  # whitespace owed before the next emitted sentence
 
@@ -72,29 +72,16 @@ class AnswerStream:
         self._sentences(hold=False)  # the whole reply has been scanned: what was held back goes out
         self._sentence(self.raw[self.done:], "")
         self.done = len(self.raw)
-        citations: list[Citation] = [
-            {**self.chunks[old - 1], "index": new, "text": self.chunks[old - 1]["text"][:500]}
-            for new, old in enumerate(self.order, start=1)
-        ]
-        return self.text, citations
+        return self.text, self.numbering.citations()
 
     def _may_be_not_found(self) -> bool:
         """Tell whether the reply so far could still be the bare NOT_FOUND, which is never shown."""
         head = self.raw.strip()
         return not self.text and (head.startswith(NOT_FOUND) or NOT_FOUND.startswith(head))
 
-    def _renumber(self, match: re.Match[str]) -> str:
-        """Map a marker to its number by first use; drop one that points at no retrieved chunk."""
-        n = int(match.group(1))
-        if not 1 <= n <= len(self.chunks):
-            return ""
-        if n not in self.order:
-            self.order.append(n)
-        return f"[{self.order.index(n) + 1}]"
-
     def _sentence(self, raw: str, gap: str) -> None:
         """Clean one sentence and emit it after the whitespace that separated it from the last one."""
-        text = re.sub(r" {2,}", " ", _MARKER.sub(self._renumber, self.clean(raw, self.chunks))).strip()
+        text = self.numbering.renumber(self.clean(raw, self.chunks)).strip()
         if not text:
             return  # nothing survived hygiene: keep the gap owed by the previous sentence
         delta = (self.gap if self.text else "") + text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-# p = sigmoid(INTERCEPT + GATE_WEIGHT × (top_score − threshold) + MARGIN_WEIGHT × margin) × support.
+# p = sigmoid(INTERCEPT + GATE_WEIGHT × (gate_score − threshold) + MARGIN_WEIGHT × margin) × support.
 # Fitted by `benchmarks/confidence.py` (logistic regression, L2 = FIT_L2, Newton's method) on the
 # `rag-agent eval --report` records of the shared textbook sets: 44 in-scope and 245 out-of-scope turns,
 # bundled embedder, gate 0.48 (docs/benchmarks.md, "Confidence"). A turn counts as correct when it is in
@@ -23,17 +23,17 @@ def margin(relevances: Sequence[float]) -> float:
     return relevances[0] - relevances[1] if len(relevances) >= 2 else 0.0
 
 
-def features(top_score: float | None, threshold: float | None, relevances: Sequence[float]) -> tuple[float, float]:
+def features(gate_score: float | None, threshold: float | None, relevances: Sequence[float]) -> tuple[float, float]:
     """Return (retrieval confidence above the gate's threshold, ranking margin)."""
-    return (top_score or 0.0) - (threshold or 0.0), margin(relevances)
+    return (gate_score or 0.0) - (threshold or 0.0), margin(relevances)
 
 
-def confidence(top_score: float | None, threshold: float | None, relevances: Sequence[float],
+def confidence(gate_score: float | None, threshold: float | None, relevances: Sequence[float],
                support: float = 1.0) -> float:
     """Return the turn's confidence in [0, 1]; nothing retrieved is no confidence at all."""
-    if top_score is None or not relevances:
+    if gate_score is None or not relevances:
         return 0.0
-    gate, lead = features(top_score, threshold, relevances)
+    gate, lead = features(gate_score, threshold, relevances)
     # Grounding cannot be fitted offline (quoted answers are always supported), so an answer whose
     # sentences are only partly supported scales down the retrieval estimate by that share.
     return round(_sigmoid(INTERCEPT + GATE_WEIGHT * gate + MARGIN_WEIGHT * lead) * support, 3)

@@ -71,3 +71,18 @@ class TurnTimeoutError(AgentError):
     """The turn used up its time budget (`turn_timeout`) before it could answer."""
 
     code = "TURN_TIMEOUT"
+
+
+class SettingsError(ValueError):
+    """A setting (per run or of the deployment) is missing, unknown or outside its allowed range."""
+
+
+# Outages are worth retrying; other errors already say what to do in their message.
+RETRYABLE = frozenset({"EMBEDDING_UNAVAILABLE", "RETRIEVAL_UNAVAILABLE", "LLM_UNAVAILABLE", "LLM_RATE_LIMITED",
+                       "TURN_TIMEOUT"})
+
+
+def error_reply(code: str, message: str) -> str:
+    """Render a failure as the one reply users see, wherever it happened (a node, the caller, the CLI)."""
+    advice = " Please try again in a moment." if code in RETRYABLE else ""
+    return f"Sorry, I couldn't answer that: {message}.{advice} (error code: {code})"

@@ -82,3 +82,14 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     word = match.group(1).lower()
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
     return question[: match.start()] + replacement + question[match.end():]
+
+
+RESET_COMMANDS = frozenset({"/reset", "/clear", "/new"})
+RESET_REPLY = "Conversation cleared. What would you like to know?"
+
+
+def canned_reply(intent: str, text: str) -> str:
+    """Return the short fixed reply of a turn that needs no documentation: a reset or chit-chat."""
+    if intent == "reset":
+        return RESET_REPLY
+    return chitchat_reply(text) or CHITCHAT_REPLY

@@ -43,23 +43,35 @@ def drop_triggered(answer: str, chunks: list[Chunk]) -> str:
                    if not (triggers & set(terms(s)) or is_instruction(s)))
 
 
+class Numbering:
+    """[n] markers renumbered by first use (whole answers and streamed sentences alike); bad ones dropped."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = chunks
+        self.order: list[int] = []  # chunk numbers in order of first citation
+
+    def renumber(self, text: str) -> str:
+        """Return `text` with its markers renumbered and those that point at no retrieved chunk removed."""
+        return re.sub(r" {2,}", " ", _MARKER.sub(self._marker, text))
+
+    def _marker(self, match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        if not 1 <= n <= len(self.chunks):
+            return ""
+        if n not in self.order:
+            self.order.append(n)
+        return f"[{self.order.index(n) + 1}]"
+
+    def citations(self) -> list[Citation]:
+        """Return the cited chunks in their new order, each quoting its first 500 characters."""
+        return [{**self.chunks[old - 1], "index": new, "text": self.chunks[old - 1]["text"][:500]}
+                for new, old in enumerate(self.order, start=1)]
+
+
 def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
     """Renumber [n] markers by first use, dropping any that point at no retrieved chunk."""
-    order: list[int] = []
-    for match in _MARKER.finditer(answer):
-        n = int(match.group(1))
-        if 1 <= n <= len(chunks) and n not in order:
-            order.append(n)
-    new = {old: i + 1 for i, old in enumerate(order)}
-
-    def renumber(match: re.Match[str]) -> str:
-        n = int(match.group(1))
-        return f"[{new[n]}]" if n in new else ""
-
-    citations: list[Citation] = [
-        {**chunks[old - 1], "index": new[old], "text": chunks[old - 1]["text"][:500]} for old in order
-    ]
-    return re.sub(r" {2,}", " ", _MARKER.sub(renumber, answer)).strip(), citations
+    numbering = Numbering(chunks)
+    return numbering.renumber(answer).strip(), numbering.citations()
 
 
 def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:

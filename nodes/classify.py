@@ -1,8 +1,9 @@
-"""classify: validate the message, decide the intent, and make a follow-up a standalone query."""
+"""classify: validate the turn, decide its intent and standalone query, and what the thread forgets; never answer."""
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
@@ -13,21 +14,17 @@ from pydantic import BaseModel, Field
 from graph.budget import call_timeout
 from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
+from logic import durations
 from logic.errors import InvalidInputError
-from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
-from logic.history import HISTORY_NOTE, recent_history, window_removals
-from logic.not_found import compose
+from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup
+from logic.history import recent_history, window_removals
 from logic.page_hint import clean_page_url
-from logic.types import NotFound
 from logic.validation import UNREADABLE, clean_question, clean_selection
-from nodes.prompts import REWRITE_SYSTEM
-from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, chat_available, get_chat_model, load_client
+from tools import chat
+from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, load_client
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
-
-RESET_COMMANDS = {"/reset", "/clear", "/new"}
-RESET_REPLY = "Conversation cleared. What would you like to know?"
-
 
 class Rewrite(BaseModel):
     """What the model must return."""
@@ -51,13 +48,13 @@ def llm_rewrite(recent: list[BaseMessage], message: str, ctx: Context) -> Rewrit
         ctx: the run's settings.
 
     """
-    prompt = [SystemMessage(REWRITE_SYSTEM),
+    prompt = [SystemMessage(ctx.rewrite_prompt),
               HumanMessage(f"Conversation:\n{_history_text(recent)}\n\nLatest message: {message}")]
     try:
         # At most half of what is left of the turn: the answer still needs time after a slow rewrite.
         load_client()
         timeout = call_timeout(ctx, 2 * (CHAT_RETRIES + 1), CHAT_BACKOFF)
-        model = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
+        model = chat.get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=200, timeout=timeout)
         # The rewrite is internal: its tokens must never reach a `messages` stream.
         result = model.with_structured_output(Rewrite, method="json_schema").invoke(
             prompt, config={"tags": ["nostream"]}
@@ -97,12 +94,57 @@ def _turns(state: State, message: HumanMessage | None) -> int:
     return previous + (message is not None)
 
 
-def out_of_scope(query: str, state: State, removals: list[RemoveMessage]) -> dict[str, Any]:
-    """Decline a request the chat model judged no documentation could answer, without retrieving."""
-    found: NotFound = {"reason": "out_of_scope_intent", "best_score": None, "threshold": None, "nearest": []}
-    answer = compose(query.rstrip("?.! "), found, state.get("filters") or {}, bool(state.get("context")))
-    return {"intent": "out_of_scope", "status": "not_found", "retrieval_query": query, "answer": answer,
-            "not_found": found, "messages": [*removals, AIMessage(answer)]}
+def _validate(state: State, ctx: Context, message: HumanMessage | None) -> tuple[str, str, dict[str, str]]:
+    """Return the cleaned question, selection and filters, or raise InvalidInputError naming the problem."""
+    if message is None:
+        raise InvalidInputError("the last message must come from the user")
+    if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
+        raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
+    text = clean_question(message.content, ctx.max_question_chars)
+    raw = state.get("context")
+    if isinstance(raw, str) and raw and not raw.strip():
+        raise InvalidInputError("the selection (context) is empty; pass some text or leave it out")
+    selection = clean_selection(raw or "")
+    wanted = state.get("filters") or {}
+    if selection and wanted:
+        raise InvalidInputError("filters restrict the documentation search and cannot be combined with a "
+                                "selection (context), which is searched instead; drop one of them")
+    return text, selection, dict(wanted)
+
+
+def _expiry(state: State, messages: list[AnyMessage]) -> dict[str, Any]:
+    """Start the thread afresh when its last turn is older than the session TTL, keeping only this message."""
+    ttl = get_settings().ttl
+    last = state.get("active_at")
+    if ttl is None or not last or durations.utcnow() - datetime.fromisoformat(last) <= ttl:
+        return {}
+    log.info("thread idle since %s: expired after %s", last, ttl)
+    return {"expired_after": durations.format_idle(ttl), "last_query": "", "history_noted": False, "turns": 1,
+            "messages": [RemoveMessage(id=m.id) for m in messages[:-1] if m.id is not None]}
+
+
+def _intent(state: State, text: str, history: list[AnyMessage], ctx: Context) -> dict[str, Any]:
+    """Decide chit-chat, out-of-scope or a question, and the standalone query to retrieve with."""
+    if chitchat_reply(text) is not None:
+        return {"intent": "chitchat"}
+    previous = state.get("last_query", "")
+    update: dict[str, Any] = {}
+    if ctx.uses_model and previous and history:
+        # Only this rewrite sends the conversation to a model (answers see the standalone query and the
+        # sources), so it is where older turns can be left out, and where the user is told so, once.
+        recent, trimmed = recent_history(history, ctx.history_tokens)
+        if trimmed:
+            update = {"history_trimmed": True, "history_noted": True, "history_note": not state.get("history_noted")}
+        rewrite = llm_rewrite(recent, text, ctx)
+        if rewrite is not None:
+            query = rewrite.standalone_query.strip()
+            last = query if rewrite.intent == "question" else previous
+            return {**update, "intent": rewrite.intent, "retrieval_query": query, "last_query": last}
+    query = rewrite_followup(text, previous)
+    # The topic stays anchored on the last standalone question: re-rewriting a rewrite would
+    # compound any mistake ("it" → a garbled phrase → a worse one) turn after turn.
+    return {**update, "intent": "question", "retrieval_query": query,
+            "last_query": previous if query != text else query}
 
 
 def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -110,66 +152,29 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = resolve_context(runtime.context)
     messages = state.get("messages", [])
     message = _latest_user_message(messages)
+    now = durations.utcnow().isoformat()
     # Removing old messages from state (not just from prompts) keeps every checkpoint the same size.
     removals = window_removals(messages, ctx.max_history)
     update: dict[str, Any] = {**turn_defaults(), "turns": _turns(state, message), "messages": removals,
-                              "page_url": "", "page_hint": ""}
+                              "page_hint": ""}
     forged = _client_roles(messages)
     try:
         if forged:
             # Kept, they would reach the next rewrite prompt as if the agent had said them.
             update["messages"] = _remove(removals, forged)
             raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
-        if message is None:
-            raise InvalidInputError("the last message must come from the user")
-        if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
-            raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
-        text = clean_question(message.content, ctx.max_question_chars)
+        text, selection, wanted = _validate(state, ctx, message)
         update["page_hint"] = clean_page_url(state.get("page_url"))
-        selection = clean_selection(state.get("context") or "")
-        if selection and state.get("filters"):
-            raise InvalidInputError("filters restrict the documentation search and cannot be combined with a "
-                                    "selection (context), which is searched instead; drop one of them")
     except InvalidInputError as exc:
-        return {**update, "intent": "invalid", "error": {"code": exc.code, "message": exc.message, "node": "classify"}}
-
+        # Not counted: a refused message is taken back out of the thread (error_handler).
+        return {**update, "intent": "invalid", "turns": update["turns"] - (message is not None),
+                "error": {"code": exc.code, "message": exc.message, "node": "classify"}}
+    # Cleaned: invisible characters never reach the embedder or the prompt. Only an answerable message counts
+    # as activity: one that is refused neither expires the thread nor keeps it alive.
+    update |= {"selection": selection, "applied_filters": wanted, "active_at": now}
     if text.lower() in RESET_COMMANDS:
-        return {
-            **update,
-            "intent": "reset",
-            "status": "reset",
-            "answer": RESET_REPLY,
-            "last_query": "",
-            "history_noted": False,
-            "turns": 0,
-            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(RESET_REPLY)],
-        }
-    update["context"] = selection  # cleaned: invisible characters never reach the embedder or the prompt
-    reply = chitchat_reply(text)
-    if reply is not None:
-        return {**update, "intent": "chitchat", "status": "chitchat", "answer": reply,
-                "messages": [*removals, AIMessage(reply)]}
-
-    previous = state.get("last_query", "")
-    history = messages[:-1]
-    if chat_available() and previous and history:
-        # Only this rewrite sends the conversation to a model (answers see the standalone query and the
-        # sources), so it is where older turns can be left out, and where the user is told so, once.
-        recent, trimmed = recent_history(history, ctx.history_tokens)
-        if trimmed:
-            first = not state.get("history_noted")
-            update |= {"history_trimmed": True, "history_noted": True, "history_note": HISTORY_NOTE if first else ""}
-        rewrite = llm_rewrite(recent, text, ctx)
-        if rewrite is not None and rewrite.intent == "chitchat":
-            return {**update, "intent": "chitchat", "status": "chitchat", "answer": CHITCHAT_REPLY,
-                    "messages": [*removals, AIMessage(CHITCHAT_REPLY)]}
-        if rewrite is not None and rewrite.intent == "out_of_scope":
-            return {**update, **out_of_scope(rewrite.standalone_query.strip(), state, removals)}
-        if rewrite is not None:
-            query = rewrite.standalone_query.strip()
-            return {**update, "intent": "question", "retrieval_query": query, "last_query": query}
-    query = rewrite_followup(text, previous)
-    # The topic stays anchored on the last standalone question: re-rewriting a rewrite would
-    # compound any mistake ("it" → a garbled phrase → a worse one) turn after turn.
-    return {**update, "intent": "question", "retrieval_query": query,
-            "last_query": previous if query != text else query}
+        return {**update, "intent": "reset", "last_query": "", "history_noted": False, "turns": 0,
+                "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)]}
+    expired = _expiry(state, messages)
+    history = [] if expired else messages[:-1]
+    return {**update, **expired, **_intent({**state, **expired}, text, history, ctx)}  # type: ignore[typeddict-item]

@@ -1,11 +1,16 @@
-"""generate_grounded: answer from the retrieved chunks only, with [n] citations that must exist."""
+"""generate_grounded: answer from the retrieved chunks only, with [n] citations that must exist.
+
+It writes every reply that is not a refusal or a failure, so the short fixed replies to chit-chat and
+/reset are written here too (see `canned`): generate_not_found stays "no answer, and why", which the docs
+team counts as a gap, and error_handler stays "something failed".
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graph.budget import call_timeout, remaining
@@ -20,20 +25,22 @@ from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge
+from logic.heuristics import canned_reply
 from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
+from logic.notes import after, before
 from logic.types import Chunk, Citation
-from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
+from nodes.prompts import format_sources, grounded_user_message
+from tools import chat
 from tools.chat import (
     CHAT_BACKOFF,
     CHAT_RETRIES,
     EXTRACTIVE,
-    chat_available,
     classify_failure,
-    get_chat_model,
     load_client,
 )
 from tools.lexicon_store import load as load_lexicon
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
 EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is configured.)_"
@@ -64,12 +71,12 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     """Stream a grounded answer from the chat model, emitting each cleaned sentence as it completes."""
     load_client()  # before the budget is split: importing the SDK is not part of any attempt
     timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF)
-    model = get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
+    model = chat.get_chat_model(ctx.chat_model, temperature=ctx.temperature, max_tokens=ctx.max_tokens, timeout=timeout)
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
-    prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
+    prompt = [SystemMessage(ctx.system_prompt), HumanMessage(grounded_user_message(query, sources))]
     # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
-    stream, tokens = AnswerStream(chunks, clean, emit, echo=PromptEcho(GROUNDED_SYSTEM, CANARY)), 0
+    stream, tokens = AnswerStream(chunks, clean, emit, echo=PromptEcho(ctx.system_prompt, CANARY)), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
         for piece in model.stream(prompt, config={"tags": ["nostream"]}):
@@ -86,15 +93,28 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     return answer, citations, tokens
 
 
+def canned(state: State) -> dict[str, Any]:
+    """Reply to chit-chat or /reset: short, fixed, with no sources (classify already cleared a reset thread)."""
+    intent = state.get("intent", "chitchat")
+    messages = state.get("messages") or []
+    reply = canned_reply(intent, str(messages[-1].content) if messages else "")
+    return {"status": intent, "grounded": False, "answer": before(state) + reply + after(state),
+            "messages": [AIMessage(reply)]}
+
+
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer and its citations; an answer without a valid citation falls to not-found."""
+    if state.get("intent") in ("chitchat", "reset"):
+        return canned(state)
     ctx = resolve_context(runtime.context)
     retrieved = state.get("retrieved", [])
     # Chunks arrive in ranked order; quote those ranked about as high as the first one.
     top = _relevance(retrieved[0]) if retrieved else 0.0
     query = state.get("retrieval_query", "")
     streamed = StreamedAnswer(runtime.stream_writer)
-    if chat_available():
+    if before(state):  # the expiry note comes first, so what streams stays a prefix of the answer
+        streamed({"answer_delta": before(state)})
+    if ctx.uses_model:
         try:
             answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
         except AgentError as exc:
@@ -115,18 +135,19 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
-    source = "your selection" if state.get("context") else "the documentation"
-    answer += check.note() + ("" if chat_available() else EXTRACTIVE_NOTE.replace("the documentation", source))
+    source = "your selection" if state.get("selection") else "the documentation"
+    answer += check.note() + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))
+    shown = before(state) + answer + after(state)
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
-    streamed.settle(answer)
+    streamed.settle(shown)
     return {
         "status": "grounded",
-        "answer": answer,
+        "answer": shown,
         "citations": citations,
         "model_used": model_used,
         "tokens_used": tokens + check.tokens,
         "grounding": check.report(),
-        "confidence": confidence(state.get("top_score"), state.get("threshold"),
+        "confidence": confidence(state.get("gate_score"), state.get("threshold"),
                                  [_relevance(c) for c in retrieved], check.support),
         "messages": [cited_message(answer, citations)],
     }
@@ -136,12 +157,12 @@ def ground(answer: str, citations: list[Citation], sources: list[Chunk], ctx: Co
     """Check each answer sentence against the full text of the chunks it cites."""
     full = {c["chunk_id"]: c["text"] for c in sources}  # citations keep only the first 500 characters
     chunks = [full[c["chunk_id"]] for c in citations]
-    lexicon = load_lexicon(ctx.data_dir, ctx.collection)
+    lexicon = load_lexicon(get_settings().data_dir, ctx.collection)
     try:
-        timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF) if chat_available() else None
+        timeout = call_timeout(ctx, CHAT_RETRIES + 1, CHAT_BACKOFF) if ctx.uses_model else None
     except TurnTimeoutError:  # the answer is already written: check it offline rather than lose it
         timeout = None
     if timeout is None:
         return check_lexical(answer, chunks, lexicon)
-    judge = get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=timeout)
+    judge = chat.get_chat_model(ctx.chat_model, temperature=0.0, max_tokens=300, timeout=timeout)
     return check_with_judge(answer, chunks, judge, lexicon)

@@ -21,6 +21,7 @@ from logic.selection import selection_chunks
 from logic.types import Chunk
 from tools import filters, lexicon_store, manifest, search, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
+from tools.settings import get_settings
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -36,10 +37,15 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
     }
 
 
+def best_similarity(chunks: list[Chunk]) -> float | None:
+    """Return the best cosine among the retrieved chunks (the response's `top_score`)."""
+    return max((c["score"] for c in chunks), default=None)
+
+
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
     """Return the collection's manifest entry; a selection is answered even without a usable index."""
     try:
-        return manifest.collection_info(ctx.data_dir, ctx.collection, name)
+        return manifest.collection_info(get_settings().data_dir, ctx.collection, name)
     except (IndexMissingError, IndexMismatchError):
         if selection:
             return None
@@ -56,12 +62,12 @@ def _embedded(name: str, embed: Any) -> Any:
 
 def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
     """Return the index's term statistics (counted once for an old index), else the selection's own."""
-    terms = lexicon_store.load(ctx.data_dir, ctx.collection)
+    terms = lexicon_store.load(get_settings().data_dir, ctx.collection)
     if terms is None and texts is not None:
         return lexical.build(texts)
     if terms is None:  # an index built before term statistics existed: count them once now
-        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(ctx.data_dir), ctx.collection))
-        lexicon_store.save(ctx.data_dir, ctx.collection, terms)
+        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(get_settings().data_dir), ctx.collection))
+        lexicon_store.save(get_settings().data_dir, ctx.collection, terms)
     return terms
 
 
@@ -69,7 +75,7 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
             query_filter: models.Filter | None) -> tuple[list[Chunk], float | None]:
     """Search the collection (within `query_filter`, when given) and re-rank the candidates."""
     remaining(ctx)  # out of time: no further call
-    hits = search.find(ctx.data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
+    hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, query_filter=query_filter)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
@@ -83,9 +89,9 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Fi
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
         chunks, confidence = ranking.rank(query, hits, _lexicon(ctx, [c["text"] for c in hits]), ctx.top_k)
-        return {"retrieved": chunks, "top_score": confidence}
+        return {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
-    result: dict[str, Any] = {"retrieved": chunks, "top_score": confidence}
+    result: dict[str, Any] = {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None)
@@ -99,15 +105,16 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Search the collection or the user's selection; failures are recorded for error_handler, not raised."""
     ctx = resolve_context(runtime.context)
     name = resolve_name(ctx.embedding_model)
-    query, selection, wanted = state["retrieval_query"], state.get("context") or "", state.get("filters") or {}
+    query, selection = state["retrieval_query"], state.get("selection") or ""
+    wanted = state.get("applied_filters") or {}
     try:
         info = _index(ctx, name, selection)
-        threshold = ctx.score_threshold if ctx.score_threshold is not None else (
-            manifest.threshold(info) if info else manifest.default_threshold(name))
+        threshold, _ = manifest.resolve_threshold(ctx.score_threshold, info, name)
         # Filters are checked against the index's own values before anything is embedded.
         scope = filters.scope(wanted, info or {})
         thread = get_config().get("configurable", {}).get("thread_id")
-        key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, ctx.data_dir, ctx.collection,
+        data_dir = get_settings().data_dir
+        key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, data_dir, ctx.collection,
                                   query, wanted, ctx.top_k, threshold, retrieval_cache.text_hash(selection))
         result = retrieval_cache.get(key) if thread else None
         cached = result is not None

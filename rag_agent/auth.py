@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import os
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -20,6 +19,7 @@ from langgraph_sdk import Auth
 from rag_agent import visitor_policy as policy
 from rag_agent import visitors
 from rag_agent.logs import install_redaction
+from tools.settings import get_settings
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.
 LOCAL_USER = "local"
@@ -98,7 +98,7 @@ def shortest_gap(schedule: str, runs: int = 200) -> int | None:
 @auth.authenticate
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
-    keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
+    keys = parse_api_keys(get_settings().api_keys.get_secret_value())
     if visitors.looks_like_visitor_token((authorization or "").strip().partition(" ")[2].strip()):
         await asyncio.to_thread(visitors.secret)  # file I/O the first time only, never on the event loop
     return {"identity": identify(authorization, keys)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from contextlib import AbstractContextManager, nullcontext
@@ -13,9 +12,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.context import SettingsError
-from logic.errors import StorageError
+from logic.errors import SettingsError, StorageError
 from rag_agent.logs import redact_url
+from tools.settings import get_settings
 
 redact = redact_url  # the name callers and tests have used
 
@@ -75,7 +74,7 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
         url: `memory`, a SQLite file path (or `sqlite:///path`), or `postgresql://…`.
 
     """
-    spec = (os.environ.get(CHECKPOINTER_ENV, "") if url is None else url).strip()
+    spec = (get_settings().checkpointer if url is None else url).strip()
     if not spec:
         return open_sqlite(Path(data_dir) / "checkpoints.sqlite")
     if spec == "memory":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,15 +12,16 @@ from typing import Any
 from graph.context import Context, SettingsError
 from rag_agent import cli_ingest, cli_memory, cli_records
 from rag_agent.cli_output import (
-    EXIT_FAILED,
     EXIT_INVALID,
     EXIT_OK,
     dump_json,
     exit_code,
+    exit_code_for,
     print_answer,
     print_event,
 )
 from rag_agent.logs import install_redaction, mask_url
+from tools.settings import get_settings, overridden
 
 EXIT_CANCELLED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
 
@@ -83,10 +83,9 @@ def _accept_global_flags(parser: argparse.ArgumentParser) -> None:
 
 def _context(args: argparse.Namespace) -> Context:
     """Build the run's Context from flags and environment."""
-    values: dict[str, Any] = {
-        "data_dir": args.data_dir, "collection": args.collection,
-        "top_k": getattr(args, "top_k", None), "score_threshold": getattr(args, "threshold", None),
-    }
+    # --data-dir and --collection are the operator's: they set the deployment settings in main().
+    values: dict[str, Any] = {"top_k": getattr(args, "top_k", None),
+                              "score_threshold": getattr(args, "threshold", None)}
     return Context.from_mapping({k: v for k, v in values.items() if v is not None})
 
 
@@ -123,6 +122,9 @@ def _read_context(name: str) -> str:
     if len(text) > MAX_SELECTION_CHARS:
         raise InvalidInputError(f"the --context input {name} is longer than {MAX_SELECTION_CHARS} characters "
                                 "(the selection limit); select a shorter passage")
+    # An empty file is a mistake, not "no selection" (which the graph reads "" as): say so here.
+    if not text.strip():
+        raise InvalidInputError("the selection (context) is empty; pass some text or leave --context out")
     return text
 
 
@@ -165,24 +167,21 @@ def describe(ctx: Context) -> dict[str, str]:
         why_embedder = "COHERE_API_KEY is set"
     else:
         why_embedder = "no COHERE_API_KEY: the bundled local model"
-    info = manifest.load(ctx.data_dir)["collections"].get(ctx.collection)
-    if ctx.score_threshold is not None:
-        threshold = f"{ctx.score_threshold} (set in the context)"
-    elif info:
-        how = "calibrated for this index" if info.get("calibration") else "the embedder's default"
-        threshold = f"{manifest.threshold(info)} ({how})"
-    else:
-        threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
-    qdrant, base_url = os.environ.get("QDRANT_URL"), mask_url(os.environ.get("OPENAI_BASE_URL", ""))
+    settings = get_settings()
+    info = manifest.load(settings.data_dir)["collections"].get(ctx.collection)
+    value, how = manifest.resolve_threshold(ctx.score_threshold, info, embedder)
+    threshold = f"{value} ({how})"
+    qdrant = mask_url(settings.qdrant_url)
+    base_url = mask_url(settings.openai_base_url)
     return {
         "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
                  + (f", OPENAI_BASE_URL={base_url})" if base_url else ")")
                  if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
         "embeddings": f"{embedder} ({why_embedder})",
-        "vector_store": f"Qdrant server {mask_url(qdrant)} (QDRANT_URL)" if qdrant
-        else f"Qdrant local mode in {Path(ctx.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
+        "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
+        else f"Qdrant local mode in {Path(settings.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
         "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
-        "data_dir": str(Path(ctx.data_dir).resolve()),
+        "data_dir": str(Path(settings.data_dir).resolve()),
         "score_threshold": threshold,
         "top_k": str(ctx.top_k),
         "retrieval": manifest.retrieval_mode(info) + " (stored with the index)" if info
@@ -191,13 +190,16 @@ def describe(ctx: Context) -> dict[str, str]:
 
 
 def _config(args: argparse.Namespace, ctx: Context) -> int:
-    """Print the configuration in use."""
-    settings = describe(ctx)
+    """Print the configuration in use: what it means, then the deployment settings object itself (secrets masked)."""
+    summary, deployment = describe(ctx), get_settings().shown()
     if args.json:
-        print(json.dumps(settings))
+        print(json.dumps({**summary, "settings": deployment}))
     else:
-        for key, value in settings.items():
+        for key, value in summary.items():
             print(f"{key:16} {value}")
+        print("\ndeployment settings (environment; never set per run):")
+        for key, value in deployment.items():
+            print(f"  {key:16} {value}")
     return EXIT_OK
 
 
@@ -208,13 +210,16 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
     from rag_agent import evaluate
     from rag_agent.service import Agent
 
-    if args.corpus:
-        ctx = Context.from_mapping({**vars(ctx), "collection": f"eval-{ctx.collection}"})
-        args.path, args.base_url, args.recreate = args.corpus, "", True
-        cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
     questions = [q for path in args.questions for q in evaluate.load_jsonl(path)]
     conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
-    return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+    if not args.corpus:
+        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+    # A fresh collection of the operator's own making: served for this command only.
+    with overridden(collection=f"eval-{ctx.collection}") as settings:
+        ctx = Context.from_mapping({**vars(ctx), "collection": settings.collection})
+        args.path, args.base_url, args.recreate = args.corpus, "", True
+        cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
+        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
 
 
 def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
@@ -262,7 +267,7 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     if args.plot:
         evaluate.plot_curve(curve, best, args.plot)
     if not args.dry_run:
-        manifest.store_threshold(ctx.data_dir, ctx.collection, best["threshold"], {**best, **counts})
+        manifest.store_threshold(get_settings().data_dir, ctx.collection, best["threshold"], {**best, **counts})
     if args.json:
         _print_figures({"best": best, **counts, "stored": not args.dry_run, "curve": curve}, True)
         return EXIT_OK
@@ -275,29 +280,25 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
-    level = os.environ.get("RAG_AGENT_LOG_LEVEL", "ERROR")
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
     from logic.errors import AgentError
     from logic.validation import printable
 
     try:
-        ctx = _context(args)
-        handler = {"ingest": cli_ingest.run, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
-                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume,
-                   "feedback": cli_records.feedback, "report": cli_records.report}[args.command]
-        return handler(args, ctx)
+        with overridden(data_dir=args.data_dir, collection=args.collection) as settings:
+            logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+            ctx = _context(args)
+            handler = {"ingest": cli_ingest.run, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
+                       "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume,
+                       "feedback": cli_records.feedback, "report": cli_records.report}[args.command]
+            return handler(args, ctx)
     except SettingsError as exc:
         print(printable(f"rag-agent: invalid setting: {exc}"), file=sys.stderr)
         return EXIT_INVALID
     except AgentError as exc:  # messages may quote a filter value or a path: printed without escapes
         print(printable(f"rag-agent: {exc.message} ({exc.code})"), file=sys.stderr)
-        return EXIT_INVALID if exc.code == "INVALID_INPUT" else EXIT_FAILED
-    except KeyboardInterrupt:
-        # Ctrl-C: stop quietly, no traceback.
-        print("\nrag-agent: cancelled", file=sys.stderr)
-        return EXIT_CANCELLED
+        return exit_code_for(exc.code)
 
 
 if __name__ == "__main__":

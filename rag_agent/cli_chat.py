@@ -10,6 +10,7 @@ from pathlib import Path
 
 from graph.context import Context
 from rag_agent.cli_output import EXIT_OK, print_answer, print_event
+from tools.settings import get_settings
 
 PROMPT = "you> "
 CANCELLED = "(cancelled — ask again, or Ctrl-D to quit)"
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, ctx: Context, selection: str | None, filters: 
 
     agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
     print(printable(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit or Ctrl-D quits"))
-    with line_history(ctx.data_dir):
+    with line_history(get_settings().data_dir):
         while True:
             try:
                 line = input(PROMPT)

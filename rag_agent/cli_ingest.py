@@ -10,6 +10,7 @@ from typing import Any
 
 from graph.context import Context
 from rag_agent.cli_output import dump_json
+from tools.settings import get_settings
 
 
 def add_command(sub: Any) -> None:
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             print(printable(f"rag-agent: skipped {where}: {reason}"), file=sys.stderr)
         for where, problem in found.problems.items():
             print(printable(f"rag-agent: warning: {where}: {problem}"), file=sys.stderr)
-    report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
+    report = ingest(found, data_dir=Path(get_settings().data_dir), collection=ctx.collection,
+                    embeddings=get_embeddings(name),
                     embedding_model=name, recreate=args.recreate, source_root=str(args.path),
                     settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap,
                                       progress=sys.stderr.isatty() and not as_json,

@@ -60,19 +60,21 @@ def _list(agent: Any, rows: list[Any], as_json: bool, now: Any) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Run a `sessions` subcommand against the configured conversation store."""
+    from logic.durations import format_idle, parse_duration, utcnow
     from rag_agent.service import Agent
-    from rag_agent.sessions import SESSION_TTL_ENV, format_idle, list_sessions, parse_duration, session_ttl, utcnow
+    from rag_agent.sessions import list_sessions
+    from tools.settings import get_settings
 
     # Parse first: a bad duration should fail before any store is opened.
     # `--idle 0s` prunes every thread not in use right now.
     idle = parse_duration(args.idle, "--idle", allow_zero=True) if getattr(args, "idle", None) else None
-    with Agent(ctx, session_ttl="off") as agent:
+    with Agent(ctx) as agent:
         if args.action == "list":
             _list(agent, list_sessions(agent.checkpointer), args.json, utcnow())
             return 0
-        idle = session_ttl() if idle is None else idle  # timedelta(0) is falsy but a real choice
+        idle = get_settings().ttl if idle is None else idle  # timedelta(0) is falsy but a real choice
         if idle is None:
-            print(f"{SESSION_TTL_ENV} is off; pass --idle to choose what counts as idle")
+            print("RAG_AGENT_SESSION_TTL is off; pass --idle to choose what counts as idle")
             return 2
         deleted = agent.prune(idle)
         print(f"deleted {len(deleted)} conversation(s) idle longer than {format_idle(idle)}"

@@ -29,11 +29,18 @@ def print_event(event: dict[str, str]) -> None:
     sys.stdout.flush()
 
 
+def exit_code_for(error_code: str | None) -> int:
+    """Map an error code (None: no error) to the documented exit code: the one place that says it."""
+    if error_code is None:
+        return EXIT_OK
+    return EXIT_INVALID if error_code == "INVALID_INPUT" else EXIT_FAILED
+
+
 def exit_code(result: dict[str, Any]) -> int:
     """Map a response to the documented exit code."""
     if result["status"] != "error":
         return EXIT_OK
-    return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
+    return exit_code_for((result["error"] or {}).get("code") or "INTERNAL_ERROR")
 
 
 def dump_json(value: Any, indent: int | None = None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from graph.context import Context
 from logic.validation import printable
 from rag_agent.cli_output import dump_json
+from tools.settings import get_settings
 
 
 def add_commands(sub: Any) -> None:
@@ -29,7 +30,7 @@ def feedback(args: argparse.Namespace, ctx: Context) -> int:
     """Store a rating of a recorded turn."""
     from rag_agent.records import open_store, record_feedback
 
-    stored = record_feedback(args.turn_id, args.rating, args.comment, store=open_store(ctx.data_dir))
+    stored = record_feedback(args.turn_id, args.rating, args.comment, store=open_store(get_settings().data_dir))
     sent = " (also sent to LangSmith)" if stored["langsmith"] else ""
     print(printable(f"recorded {'up' if stored['rating'] > 0 else 'down'} for turn {args.turn_id}{sent}"))
     return 0
@@ -50,7 +51,7 @@ def report(args: argparse.Namespace, ctx: Context) -> int:
     from rag_agent.sessions import parse_duration
 
     window = parse_duration(args.since, "--since").total_seconds()
-    store = open_store(ctx.data_dir)
+    store = open_store(get_settings().data_dir)
 
     def embed(texts: list[str]) -> list[list[float]]:
         # Loaded only when there are gaps to group; the embedder of the window's turns, as retrieval used it.

@@ -39,7 +39,8 @@ def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str,
                       for r in result["retrieved"]],
         "citations": [{"source": c["source"], "chunk_id": c["chunk_id"]} for c in result["citations"]],
         "retrieved_ids": [r["chunk_id"] for r in result["retrieved"]],
-        "top_score": result["top_score"], "latency_ms": round(result["execution_time_seconds"] * 1000, 1),
+        "top_score": result["top_score"], "gate_score": result["gate_score"],
+        "latency_ms": round(result["execution_time_seconds"] * 1000, 1),
         "threshold": result["threshold"], "confidence": result["confidence"],
         "grounding": result["grounding"],
     }
@@ -139,9 +140,9 @@ def format_reliability(table: list[dict[str, Any]]) -> str:
 
 
 def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:
-    """Return balanced accuracy of the score gate at each threshold, from the recorded top scores."""
-    inscope = [r["top_score"] or 0.0 for r in records if r["expected"] == "GROUNDED"]
-    out = [r["top_score"] or 0.0 for r in records if r["expected"] == "NOT_FOUND"]
+    """Return balanced accuracy of the score gate at each threshold, from the recorded gate scores."""
+    inscope = [r["gate_score"] or 0.0 for r in records if r["expected"] == "GROUNDED"]
+    out = [r["gate_score"] or 0.0 for r in records if r["expected"] == "NOT_FOUND"]
     curve = []
     for i in range(int(1 / step) + 1):
         t = round(i * step, 4)

@@ -20,6 +20,7 @@ from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
 from logic.masking import mask_personal
 from tools.records import RecordStore, UnknownTurnError, store_errors
+from tools.settings import get_settings
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",
            "record_turn", "store_for"]
@@ -36,7 +37,7 @@ def open_store(data_dir: str | Path | None = None, url: str | None = None) -> Re
         url: the checkpointer URL (default: $RAG_AGENT_CHECKPOINTER); `postgresql://…` uses Postgres.
 
     """
-    return register(location(data_dir if data_dir is not None else Context().data_dir, url))
+    return register(location(data_dir if data_dir is not None else get_settings().data_dir, url))
 
 
 def store_for(saver: BaseCheckpointSaver[Any], data_dir: str | Path) -> tuple[str, RecordStore]:

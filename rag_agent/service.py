@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -17,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
+from pydantic import ValidationError
 
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
@@ -24,8 +26,7 @@ from graph.context import Context
 from graph.recording import RECORDS_KEY, TURN_ID_KEY, iso
 from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
-from logic.validation import clean_question
-from nodes.classify import RESET_REPLY
+from logic.heuristics import RESET_REPLY
 from rag_agent import records, warmup
 from rag_agent.checkpointers import (
     SQLITE_REMEDY,
@@ -36,16 +37,17 @@ from rag_agent.checkpointers import (
     store_errors,
 )
 from rag_agent.logs import install_redaction
-from rag_agent.sessions import format_idle, list_sessions, session
-from rag_agent.sessions import session_ttl as ttl_setting
+from rag_agent.response import failure, response
+from rag_agent.sessions import list_sessions, session
+from tools.settings import get_settings
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
 log = logging.getLogger("rag_agent.turn")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-_thread_locks: dict[str, threading.Lock] = {}
+# A lock lives while some turn holds or waits for it, then drops out: one entry per thread ever seen would grow forever.
+_thread_locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
 _locks_guard = threading.Lock()
-EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
 
 
 # "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
@@ -67,7 +69,10 @@ def check_thread_id(thread_id: str) -> str:
 def _thread_lock(thread_id: str) -> threading.Lock:
     """Return the lock that keeps two turns of one thread from forking its history."""
     with _locks_guard:
-        return _thread_locks.setdefault(thread_id, threading.Lock())
+        lock = _thread_locks.get(thread_id)
+        if lock is None:
+            lock = _thread_locks[thread_id] = threading.Lock()
+        return lock
 
 
 class Agent:
@@ -77,29 +82,25 @@ class Agent:
         self,
         context: Context | None = None,
         checkpointer: BaseCheckpointSaver[Any] | str | None = None,
-        *,
-        session_ttl: timedelta | str | None = None,
     ) -> None:
         """Use `checkpointer`, or open the one a URL names (default: $RAG_AGENT_CHECKPOINTER, else SQLite).
 
         Args:
             context: the run's settings.
             checkpointer: a saver, or `memory`, a SQLite path or a `postgresql://` URL.
-            session_ttl: idle time after which a thread starts fresh (default $RAG_AGENT_SESSION_TTL or 24h;
-                `off` never expires).
 
         """
         install_redaction()
+        get_settings()  # a bad deployment setting (e.g. RAG_AGENT_SESSION_TTL) is refused now, not mid-turn
         self.context = context or Context()
-        self.session_ttl = session_ttl if isinstance(session_ttl, timedelta) else ttl_setting(session_ttl)
         self._owns_checkpointer = not isinstance(checkpointer, BaseCheckpointSaver)
         self.checkpointer = (
             checkpointer if isinstance(checkpointer, BaseCheckpointSaver)
-            else open_checkpointer(self.context.data_dir, checkpointer)
+            else open_checkpointer(get_settings().data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
         self._loaded = False
-        self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
+        self._records_key, self.records = records.store_for(self.checkpointer, get_settings().data_dir)
 
     def load(self) -> None:
         """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
@@ -153,13 +154,13 @@ class Agent:
                 state = work(config)
                 prune_superseded(self.checkpointer, thread_id)
         except AgentError as exc:
-            state = records.record_failure(self.records, _failure(exc), thread_id, question, (turn_id, started_at),
+            state = records.record_failure(self.records, failure(exc), thread_id, question, (turn_id, started_at),
                                            self.context)
         except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            failure = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
-                                            f"{SQLITE_REMEDY}"))
-            state = records.record_failure(self.records, failure, thread_id, question, (turn_id, started_at),
+            failed = failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
+                                          f"{SQLITE_REMEDY}"))
+            state = records.record_failure(self.records, failed, thread_id, question, (turn_id, started_at),
                                            self.context)
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
@@ -205,35 +206,19 @@ class Agent:
         self.load()  # one-time loading is not the turn's work: it must not count against turn_timeout
 
         def work(config: RunnableConfig) -> dict[str, Any]:
-            # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
-            # and an expired thread is not cleared by a message that cannot be answered.
-            clean_question(question, self.context.max_question_chars)
-            if context is not None and not (isinstance(context, str) and context.strip()):
-                raise InvalidInputError("the selection (context) is empty; pass some text or leave it out")
-            note = ""
-            if self._expire(thread_id) and self.session_ttl is not None:
-                note = EXPIRED_NOTE.format(ttl=format_idle(self.session_ttl)) + "\n\n"
-                if relay is not None:
-                    relay({"answer_delta": note})
-            # `context` and `filters` are state channels that persist on a thread: both are always
-            # sent, so each turn uses exactly what this call asked for.
-            turn = {"messages": [HumanMessage(content=question)], "context": context or "", "filters": filters or {}}
-            state = self._run(turn, config, relay)
-            # Notes about the conversation itself go in the reply, never in the stored history.
-            trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
-            return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
+            # Only what this call was given: `context` and `filters` apply to this turn alone (the graph's
+            # channels for them are ephemeral), and classify validates the whole turn.
+            try:
+                turn: dict[str, Any] = {"messages": [HumanMessage(content=question)]}
+            except ValidationError:  # not even a message; what makes a question valid is classify's to say
+                raise InvalidInputError("the question must be plain text") from None
+            if context is not None:
+                turn["context"] = context
+            if filters:
+                turn["filters"] = filters
+            return self._run(turn, config, relay)
 
         return self._turn(thread_id, work, relay, question)
-
-    def _expire(self, thread_id: str) -> bool:
-        """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
-        if self.session_ttl is None:
-            return False
-        found = session(self.checkpointer, thread_id)
-        if found is None or found.idle() <= self.session_ttl:
-            return False
-        self.checkpointer.delete_thread(thread_id)
-        return True
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
@@ -268,46 +253,3 @@ class Agent:
                     self.checkpointer.delete_thread(candidate.thread_id)
                     deleted.append(candidate.thread_id)
         return deleted
-
-
-def _failure(exc: AgentError) -> dict[str, Any]:
-    """Describe a failure that happened outside the graph's nodes as a final state."""
-    answer = f"Sorry, I couldn't answer that: {exc.message}. (error code: {exc.code})"
-    return {"status": "error", "answer": answer, "error": {"code": exc.code, "message": exc.message}}
-
-
-def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str, Any]:
-    """Shape a final state as the documented JSON response."""
-    error = state.get("error")
-    retrieved = state.get("retrieved") or []
-    return {
-        "thread_id": thread_id,
-        "turn_id": state.get("turn_id", ""),
-        "timestamp": state.get("timestamp", ""),
-        "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
-        "status": state.get("status", "error"),
-        "answer": state.get("answer", ""),
-        "grounded": state.get("status") == "grounded",
-        "retrieval_query": state.get("retrieval_query", ""),
-        "citations": [
-            {k: c[k] for k in ("index", "chunk_id", "source", "source_url", "title", "heading_hierarchy", "text")}
-            | {"score": round(c["score"], 3)}
-            for c in state.get("citations") or []
-        ],
-        "retrieved": [{"chunk_id": c["chunk_id"], "source": c["source"], "score": round(c["score"], 3),
-                       "relevance": round(c.get("relevance", c["score"]), 3)} for c in retrieved],
-        "top_score": None if state.get("top_score") is None else round(state["top_score"], 3),
-        "threshold": state.get("threshold"),
-        "grounding": state.get("grounding"),
-        "confidence": state.get("confidence"),
-        "not_found": state.get("not_found"),
-        "retrieval_cached": bool(state.get("retrieval_cached")),
-        "model_used": state.get("model_used", ""),
-        "embedding_model": state.get("embedding_model", ""),
-        "tokens_used": state.get("tokens_used", 0),
-        # The extractive path has no provider usage data; its count is a tokenizer estimate.
-        "tokens_estimated": str(state.get("model_used", "")).startswith("extractive"),
-        "execution_time_seconds": round(seconds, 3),
-        "history_trimmed": bool(state.get("history_trimmed")),
-        "error": {"code": error["code"], "message": error["message"]} if error else None,
-    }

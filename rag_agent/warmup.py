@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 
 from graph.context import Context
+from tools.settings import get_settings
 
 # Loading quicker than this goes unannounced: a note on every fast start would be noise.
 ANNOUNCE_AFTER = 1.0
@@ -33,8 +34,9 @@ def load(context: Context, announce: Callable[[], None] | None = None) -> None:
         timer.start()
     try:
         get_embeddings(resolve_name(context.embedding_model))
-        if manifest.load(context.data_dir)["collections"].get(context.collection):
-            vectorstore.open_client(context.data_dir)
+        data_dir = get_settings().data_dir
+        if manifest.load(data_dir)["collections"].get(context.collection):
+            vectorstore.open_client(data_dir)
     except Exception:  # the turn reports it (EMBEDDING_UNAVAILABLE, STORAGE_ERROR…) with its code
         pass
     finally:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from langchain_core.language_models import BaseChatModel
 
 from logic.errors import LLMBadOutputError, LLMError, LLMRateLimitedError
+from tools.settings import get_settings
 
 EXTRACTIVE = "extractive (offline, no OPENAI_API_KEY)"
 # The OpenAI SDK's own retries (429, 5xx, connection errors, timeouts) are the only retry layer.
@@ -16,8 +15,8 @@ CHAT_BACKOFF = 1.5
 
 
 def chat_available() -> bool:
-    """Tell whether a chat model can be used (an API key is configured)."""
-    return bool(os.environ.get("OPENAI_API_KEY"))
+    """Tell whether the deployment has a chat model (an API key is configured)."""
+    return bool(get_settings().openai_api_key.get_secret_value())
 
 
 def load_client() -> None:
@@ -32,6 +31,8 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
         raise LLMError(f"unsupported chat model {name!r}; use openai/<model>")
     from langchain_openai import ChatOpenAI
 
+    settings = get_settings()
+
     # langchain-openai defaults to timeout=None (can hang forever); the SDK retries 429/5xx with backoff.
     return ChatOpenAI(
         model=model,
@@ -39,7 +40,8 @@ def get_chat_model(name: str, *, temperature: float, max_tokens: int, timeout: f
         max_completion_tokens=max_tokens,
         timeout=timeout,
         max_retries=CHAT_RETRIES,
-        base_url=os.environ.get("OPENAI_BASE_URL") or None,
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url or None,
         # Usage arrives in a last stream chunk only when asked for (langchain-openai asks on its own
         # only for api.openai.com); tokens_used needs it from any compatible server.
         stream_usage=True,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import threading
 
 from langchain_core.embeddings import Embeddings
 
 from logic.errors import EmbeddingError
+from tools.settings import get_settings
 
 LOCAL_MODEL = "local/all-MiniLM-L6-v2"
 # The Cohere SDK's own retries (its default), the only retry layer for embeddings.
@@ -49,7 +49,7 @@ def resolve_name(name: str) -> str:
     """Return the embedder to use: the configured one, else Cohere with a key, else local."""
     if name:
         return name
-    return COHERE_MODEL if os.environ.get("COHERE_API_KEY") else LOCAL_MODEL
+    return COHERE_MODEL if get_settings().cohere_api_key.get_secret_value() else LOCAL_MODEL
 
 
 def _build(name: str) -> Embeddings:
@@ -64,8 +64,12 @@ def _build(name: str) -> Embeddings:
         # One retry layer: the Cohere SDK already retries 429/408/409/5xx twice with backoff, and
         # langchain-cohere's own tenacity layer (4-10 s waits, retrying even a 401) would multiply
         # that, so it gets a single attempt.
+        settings = get_settings()
         return CohereEmbeddings(  # type: ignore[call-arg]
-            model=model, max_retries=1, request_timeout=30, base_url=os.environ.get("COHERE_BASE_URL") or None
+            # A plain string: langchain-cohere's validator str()s a SecretStr into "**********".
+            model=model, max_retries=1, request_timeout=30,
+            cohere_api_key=settings.cohere_api_key.get_secret_value(),  # type: ignore[arg-type]
+            base_url=settings.cohere_base_url or None,
         )
     if provider == "st":
         return _sentence_transformers(model)

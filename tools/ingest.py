@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
 from logic.injection import flag_pages
 from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools.settings import get_settings
 from tools.upsert import Settings, to_document
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
         info["sparse"] = sparse.ENCODING
     vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
-    if os.environ.get("QDRANT_URL"):
+    if get_settings().qdrant_url:
         vectorstore.ensure_payload_indexes(client, collection, ["metadata.source", "metadata.module_name"])
     return info
 
@@ -200,11 +200,11 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
-    if not os.environ.get("QDRANT_URL") and (touched or embedded_index.current(data_dir, collection) is None):
+    if not get_settings().qdrant_url and (touched or embedded_index.current(data_dir, collection) is None):
         embedded_export.export_collection(client, collection, data_dir, info)  # what readers search in local mode
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
-    if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
+    if report.chunks > LOCAL_MODE_LIMIT and not get_settings().qdrant_url:
         report.warnings.append(
             f"{report.chunks} chunks is past the {LOCAL_MODE_LIMIT:,} the embedded index was measured at; run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")

@@ -112,7 +112,8 @@ def collection_info(data_dir: str | Path, collection: str, embedding_model: str)
     info: dict[str, Any] | None = load_cached(data_dir)["collections"].get(collection)
     if not info:
         raise IndexMissingError(
-            f"no documents are indexed in collection {collection!r} under {data_dir}; "
+            # No path: a server's folders are nobody's business (`rag-agent config` shows them to the operator).
+            f"no documents are indexed in collection {collection!r} yet; "
             "run `rag-agent ingest PATH` first"
         )
     if info["embedding_model"] != embedding_model:
@@ -150,6 +151,15 @@ def threshold(info: dict[str, Any]) -> float:
     if info.get("calibration"):
         return float(info["threshold"])
     return default_threshold(str(info["embedding_model"]))
+
+
+def resolve_threshold(configured: float | None, info: dict[str, Any] | None, embedding_model: str) -> tuple[float, str]:
+    """Return the threshold a turn gates with and why: the run's own, the index's, or the embedder's default."""
+    if configured is not None:
+        return configured, "set in the context"
+    if info:
+        return threshold(info), "calibrated for this index" if info.get("calibration") else "the embedder's default"
+    return default_threshold(embedding_model), "default; nothing ingested yet"
 
 
 def store_threshold(data_dir: str | Path, collection: str, threshold: float, calibration: dict[str, Any]) -> None:

@@ -12,12 +12,13 @@ from pathlib import Path
 from qdrant_client import QdrantClient
 
 from logic.errors import StorageError
+from tools.settings import get_settings
 
 
 def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:
     """Create a client, turning a held lock, an unwritable folder or a corrupt file into a clear error."""
     if url:
-        return QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY"), timeout=10)
+        return QdrantClient(url=url, api_key=get_settings().qdrant_api_key.get_secret_value() or None, timeout=10)
     try:
         path.mkdir(parents=True, exist_ok=True)
         return QdrantClient(path=str(path))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -12,6 +11,7 @@ from qdrant_client import models
 
 from logic.errors import AgentError, IndexMissingError, RetrievalError
 from tools import embedded_export, embedded_index, manifest, sparse, vectorstore
+from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: 
          mode: str = vectorstore.DENSE, text: str = "",
          query_filter: models.Filter | None = None) -> list[tuple[Document, float]]:
     """Return k chunks for an already-embedded query, with cosine scores; hybrid mode also matches `text` by BM25."""
-    if os.environ.get("QDRANT_URL"):  # server-side hybrid search: the scale-out path
+    if get_settings().qdrant_url:  # server-side hybrid search: the scale-out path
         return vectorstore.search(vectorstore.open_client(data_dir), collection, embeddings, vector, k, mode=mode,
                                   text=text, query_filter=query_filter)
     try:

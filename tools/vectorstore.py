@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 import warnings
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from qdrant_client import QdrantClient, models
 from logic.errors import RetrievalError
 from tools import sparse as bm25
 from tools.qdrant_local import connect as _connect
+from tools.settings import get_settings
 
 DENSE, HYBRID = "dense", "hybrid"
 MODES = (DENSE, HYBRID)
@@ -39,7 +39,7 @@ def open_client(data_dir: str | Path, *, recreate: str = "") -> QdrantClient:
     With `recreate` (a collection about to be rebuilt), an unreadable storage file of that collection,
     or of the index's own list of collections, is set aside instead of stopping the rebuild.
     """
-    url = os.environ.get("QDRANT_URL")
+    url = get_settings().qdrant_url or None
     key = url or str(Path(data_dir, "qdrant").resolve())
     with _lock:
         if key not in _clients:

@@ -19,6 +19,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
+from tests.conversation import EXPECTED, TURNS, sources, summary
 from tests.e2e import devserver
 
 pytestmark = pytest.mark.e2e
@@ -82,7 +83,9 @@ def test_studio_sees_schemas_context_form_and_six_nodes(alice: SyncLangGraphClie
     assert "messages" in schemas["input_schema"]["properties"]
     assert {"answer", "citations", "status", "turns"} <= set(schemas["output_schema"]["properties"])
     context = schemas["context_schema"]["properties"]
-    assert {"top_k", "score_threshold", "max_history", "data_dir"} <= set(context)
+    assert {"top_k", "score_threshold", "max_history", "answer_mode", "system_prompt"} <= set(context)
+    assert "data_dir" not in context  # the deployment's, not a run's (tests below: refused if sent)
+    assert "best retrieval similarity" in schemas["output_schema"]["properties"]["top_score"]["description"].lower()
     assert "Chunks to retrieve" in context["top_k"]["description"]
     nodes = {node["id"] for node in alice.assistants.get_graph(assistant["assistant_id"])["nodes"]}
     assert set(NODES) <= nodes
@@ -191,6 +194,36 @@ def test_selection_filters_and_answer_stream_through_the_server(alice: SyncLangG
                           input={**ask("What is Isaac Sim?"), "context": "", "filters": {"source": "baking"}})
     assert run["not_found"]["reason"] == "filtered_out"  # type: ignore[index,call-overload]
     assert run["not_found"]["nearest"][0]["source"] == "isaac-sim.md"  # type: ignore[index,call-overload]
+
+
+def test_per_turn_inputs_apply_to_their_turn_only(alice: SyncLangGraphClient) -> None:
+    # As Studio and the SDK send them: each run carries only what changed (tests/unit/test_turn_inputs.py
+    # runs the same conversation through graph.invoke and Agent.ask and expects the same).
+    thread = alice.threads.create()
+    seen = [summary(alice.runs.wait(thread["thread_id"], "agent", context=CONTEXT,  # type: ignore[arg-type]
+                                    input={**ask(text), **extra}))
+            for text, extra in TURNS]
+    assert sources(seen) == EXPECTED
+
+
+def test_a_run_cannot_choose_the_servers_folder_collection_or_provider(
+        alice: SyncLangGraphClient, server: devserver.DevServer, tmp_path: Any) -> None:
+    # Issue 15: a remote caller must not pick another index on the server's disk, nor a provider URL.
+    # Deployment fields are not in the context schema, so the server drops them before the graph runs:
+    # the run answers from the server's own index and never touches the folder it was sent.
+    thread = alice.threads.create()
+    for context in ({"data_dir": str(tmp_path)}, {"openai_base_url": "http://127.0.0.1:9/v1"}):
+        run = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
+                              context={**CONTEXT, **context})
+        assert run["status"] == "grounded" and run["model_used"].startswith("extractive")  # type: ignore[index,call-overload]
+        assert {c["source"] for c in run["citations"]} == {"isaac-sim.md"}  # type: ignore[index,call-overload]
+    assert list(tmp_path.iterdir()) == []  # nothing opened or created in the folder it was sent
+    # A collection is a run setting, limited to those the deployment serves: refused by name, no path.
+    run = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
+                          context={**CONTEXT, "collection": "someone-elses"}, raise_error=False)
+    error = json.dumps(run)
+    assert "collection 'someone-elses' is not served here" in error, error
+    assert server.env["RAG_AGENT_DATA_DIR"] not in error
 
 
 def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bob: SyncLangGraphClient,

@@ -18,7 +18,7 @@ def test_in_scope_question_is_grounded_with_a_citation(textbook_dir: Path) -> No
     assert "module-3/isaac-sim-setup.md" in {c["source"] for c in out["citations"]}
     assert all(f"[{c['index']}]" in out["answer"] for c in out["citations"])
     assert out["embedding_model"] == "local/all-MiniLM-L6-v2"
-    assert out["top_score"] >= out["threshold"]
+    assert out["gate_score"] >= out["threshold"]
 
 
 def test_out_of_scope_question_is_not_found(textbook_dir: Path) -> None:

@@ -68,13 +68,14 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubCohere]]:
 
 
 @pytest.fixture
-def agent(stub: type[StubCohere], tmp_path: Path) -> Iterator[Agent]:
+def agent(stub: type[StubCohere], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Agent]:
     (tmp_path / "docs").mkdir()
     for name, text in PAGES.items():
         (tmp_path / "docs" / name).write_text(text)
     ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=get_embeddings(MODEL),
                   embedding_model=MODEL, progress=False)
-    yield Agent(Context(data_dir=str(tmp_path), score_threshold=0.3), InMemorySaver())
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path))
+    yield Agent(Context(score_threshold=0.3), InMemorySaver())
     vectorstore.close_clients()
 
 

@@ -16,14 +16,15 @@ from langgraph.runtime import Runtime
 
 import graph.builder
 import rag_agent.service
-import rag_agent.sessions
 from graph.context import Context
 from graph.state import State
+from logic import durations
 from rag_agent.checkpointers import redact
 from rag_agent.pg_checkpointer import PooledPostgresSaver, advisory_key
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
 from tests.unit import conftest as unit
+from tools.settings import get_settings
 
 # The hash-embedded corpus and the hermetic environment of the unit tests.
 hermetic, data_dir, make_context = unit.hermetic, unit.data_dir, unit.make_context
@@ -77,7 +78,7 @@ def test_followup_resolves_across_agent_instances(
     assert response["turn"] == 2
     assert "Isaac Sim" in response["retrieval_query"]
     assert _rows(pg_url, thread) > 0
-    assert not (os.path.exists(os.path.join(ctx.data_dir, "checkpoints.sqlite")))
+    assert not (os.path.exists(os.path.join(get_settings().data_dir, "checkpoints.sqlite")))
 
 
 def test_finished_turns_keep_only_the_latest_checkpoint(
@@ -143,7 +144,7 @@ def test_sessions_list_and_prune_in_postgres(
         agent.ask("thanks", thread)
         listed = {s.thread_id: s.turns for s in list_sessions(agent.checkpointer)}
         assert listed[thread] == 2
-        start = rag_agent.sessions.utcnow()
-        monkeypatch.setattr(rag_agent.sessions, "utcnow", lambda: start + timedelta(days=2))
+        start = durations.utcnow()
+        monkeypatch.setattr(durations, "utcnow", lambda: start + timedelta(days=2))
         assert thread in agent.prune(timedelta(hours=24))
     assert _rows(pg_url, thread) == 0

@@ -92,8 +92,9 @@ def qdrant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Stu
 
 
 def test_vector_store_failing_mid_turn_is_reported_and_the_next_turn_works(
-        qdrant: type[StubQdrant], tmp_path: Path) -> None:
-    agent = Agent(Context(data_dir=str(tmp_path), embedding_model="hash/256", score_threshold=0.1), InMemorySaver())
+        qdrant: type[StubQdrant], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path))
+    agent = Agent(Context(embedding_model="hash/256", score_threshold=0.1), InMemorySaver())
     out = agent.ask("What is Isaac Sim?", "q1")
     assert out["status"] == "error" and out["error"]["code"] == "RETRIEVAL_UNAVAILABLE"
     assert "stub failure" not in out["answer"]

@@ -2,41 +2,36 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 import tools.embeddings
 from graph import record_stores
 from graph.builder import compile_graph
 from graph.context import Context
+from rag_agent.checkpointers import open_sqlite
+from rag_agent.pg_checkpointer import open_postgres
 from tests.tiny_corpus import CORPUS
 from tools import vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
+from tools.settings import ENV_NAMES
 
 EMBEDDER = "hash/256"
 
-_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "COHERE_API_KEY",
-    "QDRANT_URL",
-    "QDRANT_API_KEY",
-    "RAG_AGENT_CHAT_MODEL",
-    "RAG_AGENT_EMBEDDING_MODEL",
-    "RAG_AGENT_COLLECTION",
-    "RAG_AGENT_DATA_DIR",
-    "RAG_AGENT_CHECKPOINTER",
-    "RAG_AGENT_SESSION_TTL",
-    "RAG_AGENT_TURN_TIMEOUT",
-    "RAG_AGENT_RECORDS",
-    "RAG_AGENT_RECORDS_RETENTION_DAYS",
-)
+# Every variable the deployment settings and the per-run defaults read: unit tests start from none of them.
+_ENV_VARS = (*ENV_NAMES, *(f"RAG_AGENT_{f.name.upper()}" for f in fields(Context)),
+            "RAG_AGENT_RECORDS", "RAG_AGENT_RECORDS_RETENTION_DAYS")
 
 
 @pytest.fixture(autouse=True)
@@ -70,11 +65,14 @@ def data_dir(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def make_context(data_dir: str) -> Callable[..., Context]:
-    """Build a Context over the indexed corpus; the default threshold lets on-topic questions through."""
+def make_context(data_dir: str, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Context]:
+    """Serve the indexed corpus (RAG_AGENT_DATA_DIR) and build a Context; the threshold lets on-topic questions in."""
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data_dir)
 
     def make(**overrides: Any) -> Context:
-        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "data_dir": data_dir, "score_threshold": 0.2}
+        if "collection" in overrides:  # a test's own collection is one the deployment serves
+            monkeypatch.setenv("RAG_AGENT_COLLECTIONS", overrides["collection"])
+        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "score_threshold": 0.2}
         return Context(**(settings | overrides))
 
     return make
@@ -97,3 +95,30 @@ def ask(app: Any, make_context: Callable[..., Context]) -> Callable[..., dict[st
         return state
 
     return run
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    """Each conversation store the agent supports; Postgres runs when CI=true (or a test server is named)."""
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    if request.param == "sqlite":
+        saver = open_sqlite(tmp_path / "checkpoints.sqlite")
+        yield saver
+        saver.conn.close()
+        return
+    server = os.environ.get("RAG_AGENT_TEST_POSTGRES_URL")
+    if not server and os.environ.get("CI") != "true":
+        pytest.skip("Postgres conversation store skipped: set CI=true and RAG_AGENT_TEST_POSTGRES_URL to run it")
+    server = server or "postgresql://postgres@127.0.0.1:5432/test"
+    schema = f"rag_agent_unit_{uuid.uuid4().hex[:12]}"  # one per test: nothing shared with other runs
+    with psycopg.connect(server, connect_timeout=3, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        sep = "&" if "?" in server else "?"
+        saver = open_postgres(f"{server}{sep}options=-csearch_path%3D{schema}")
+        try:
+            yield saver
+        finally:
+            saver.close()
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -7,14 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes.generate_grounded
 from graph.budget import DEADLINE_KEY
 from graph.context import Context, SettingsError
 from rag_agent.service import Agent
+from tests.fakes import FakeChat
 from tests.unit.test_durability import count_nodes
 from tests.unit.test_streaming import shown
 from tools.chat import load_client
@@ -37,20 +36,14 @@ def test_a_turn_past_its_deadline_ends_in_the_error_handler(app: Any, make_conte
 
 
 def test_chat_call_gets_what_is_left_of_the_turn_per_attempt(
-        make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    timeouts: list[float] = []
-
-    def fake_get_chat_model(name: str, *, timeout: float, **kwargs: Any) -> GenericFakeChatModel:
-        timeouts.append(timeout)
-        return GenericFakeChatModel(messages=iter([AIMessage("Ten minutes [1].")]))
-
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
+        make_context: Callable[..., Context], fake_chat: Callable[..., FakeChat]) -> None:
+    model = fake_chat(replies=["Ten minutes [1]."])
     load_client()  # a cold import on a busy machine would eat into the six seconds
     agent = Agent(make_context(turn_timeout=6, request_timeout=30), InMemorySaver())
     assert agent.ask(BREAD_QUESTION, "t1")["status"] == "grounded"
     # Three attempts (one call, two SDK retries) and the SDK's 1.5 s of backoff must fit in the six seconds.
     # Both calls (the answer, then the grounding judge) are held to what is left of the turn.
+    timeouts = [call["timeout"] for call in model.calls]
     assert len(timeouts) == 2 and all(1.2 < timeout <= (6 - 1.5) / 3 for timeout in timeouts)
 
 
@@ -71,25 +64,13 @@ def test_turn_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "25")
     assert Context().turn_timeout == 25
     monkeypatch.setenv("RAG_AGENT_TURN_TIMEOUT", "soon")
-    with pytest.raises(SettingsError, match="RAG_AGENT_TURN_TIMEOUT must be a number of seconds"):
+    with pytest.raises(SettingsError, match="RAG_AGENT_TURN_TIMEOUT must be a number"):
         Context()
 
 
-class DrippingChatModel(GenericFakeChatModel):
-    """Streams its reply one word every 0.2 s: a server that never quite stops."""
-
-    def _stream(self, *args: Any, **kwargs: Any) -> Any:
-        for chunk in super()._stream(*args, **kwargs):
-            time.sleep(0.2)
-            yield chunk
-
-
 def test_an_answer_streaming_past_the_deadline_is_cut_off(make_context: Callable[..., Context],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    reply = AIMessage("Knead it [1]. " * 20)
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: DrippingChatModel(messages=iter([reply])))
+                                                          fake_chat: Callable[..., FakeChat]) -> None:
+    fake_chat(replies=["Knead it [1]. " * 20], token_delay=0.2)  # a server that never quite stops
     events: list[dict[str, str]] = []
     start = time.perf_counter()
     out = Agent(make_context(turn_timeout=1), InMemorySaver()).ask(BREAD_QUESTION, "drip", on_answer=events.append)

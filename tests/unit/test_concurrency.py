@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
+import rag_agent.service
 from graph.context import Context
 from rag_agent.service import Agent, open_checkpointer
+from tools.settings import get_settings
 
 QUESTIONS = ("What is Isaac Sim?", "How long should I knead bread dough?")
 PAIRS = 50
@@ -18,7 +22,7 @@ PAIRS = 50
 
 def test_concurrent_turns_on_one_thread_do_not_fork_its_history(make_context: Callable[..., Context]) -> None:
     ctx = make_context()
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))  # SQLite, as the CLI uses
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))  # SQLite, as the CLI uses
     thread = "shared"
     config: Any = {"configurable": {"thread_id": thread}}
     barrier = threading.Barrier(2)
@@ -54,3 +58,11 @@ def test_concurrent_turns_on_one_thread_do_not_fork_its_history(make_context: Ca
             assert len(after) <= ctx.max_history
             before = after
     agent.close()
+
+
+def test_thread_locks_do_not_pile_up_one_per_thread_ever_seen(make_context: Callable[..., Context]) -> None:
+    agent = Agent(make_context(), checkpointer=InMemorySaver())
+    for i in range(50):
+        assert agent.reset(f"thread-{i}")["status"] == "reset"
+    gc.collect()
+    assert len(rag_agent.service._thread_locks) == 0  # a lock lives only while a turn holds or awaits it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph.context import Context, SettingsError, resolve_context
+from tools.settings import get_settings
 
 
 def test_defaults() -> None:
@@ -14,7 +15,7 @@ def test_defaults() -> None:
     assert ctx.temperature == 0.0
     assert ctx.max_tokens == 512
     assert ctx.collection == "docs"
-    assert ctx.data_dir == ".rag-agent"
+    assert get_settings().data_dir == ".rag-agent"
     assert ctx.chat_model == "openai/gpt-4o-mini"
     assert ctx.embedding_model == ""
 
@@ -23,7 +24,7 @@ def test_defaults_come_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("RAG_AGENT_COLLECTION", "manuals")
     monkeypatch.setenv("RAG_AGENT_DATA_DIR", "/srv/index")
     ctx = Context()
-    assert (ctx.collection, ctx.data_dir) == ("manuals", "/srv/index")
+    assert (ctx.collection, get_settings().data_dir) == ("manuals", "/srv/index")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from rag_agent.cli import main
 def record(expected: str, status: str, sources: list[str], gold: list[str], turn: int = 1, top: float = 0.5,
            cited: list[str] | None = None) -> dict:
     ids = [f"c{i}" for i in range(len(sources))]
-    return {"expected": expected, "status": status, "gold": gold, "turn": turn, "top_score": top,
+    return {"expected": expected, "status": status, "gold": gold, "turn": turn, "top_score": top, "gate_score": top,
             "retrieved": [{"source": s, "score": top} for s in sources], "retrieved_ids": ids,
             "citations": [{"source": "x", "chunk_id": c} for c in (cited or [])], "latency_ms": 10.0}
 

@@ -7,13 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, HumanMessage
 
-import nodes.generate_grounded
 from graph.context import Context
-from nodes.classify import RESET_REPLY
+from logic.heuristics import RESET_REPLY
+from tests.fakes import FakeChat
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
@@ -45,9 +43,10 @@ def test_grounded_answer_cites_the_matching_doc(ask: Ask) -> None:
     assert {c["source"] for c in state["citations"]} == {"baking.md"}
     assert [c["index"] for c in state["citations"]] == list(range(1, len(state["citations"]) + 1))
     assert state["retrieved"][0]["source"] == "baking.md"
-    # The gate's confidence adds lexical coverage to the best cosine, so it is at least that cosine.
-    assert state["top_score"] >= max(c["score"] for c in state["retrieved"]) >= 0.2
-    assert state["top_score"] >= state["threshold"]
+    # top_score is the best similarity; the gate's score adds lexical coverage to it, so it is at least that.
+    assert state["top_score"] == max(c["score"] for c in state["retrieved"])
+    assert state["gate_score"] >= state["top_score"] >= 0.2
+    assert state["gate_score"] >= state["threshold"]
     assert state["embedding_model"] == "hash/256"
     assert state["error"] is None
 
@@ -105,8 +104,9 @@ def test_chitchat_does_not_retrieve(ask: Ask) -> None:
     assert state["messages"][-1].text == state["answer"]
 
 
-def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any) -> None:
-    state = ask("thanks!", context=Context(embedding_model="hash/256", data_dir=str(tmp_path / "none")))
+def test_chitchat_works_without_an_index(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "none"))
+    state = ask("thanks!", context=Context(embedding_model="hash/256"))
     assert state["status"] == "chitchat"
     assert state["error"] is None
 
@@ -128,8 +128,9 @@ def test_too_long_question_is_an_input_error(ask: Ask) -> None:
     assert "too long" in state["answer"]
 
 
-def test_missing_index_is_reported(ask: Ask, tmp_path: Any) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "empty"), score_threshold=0.2)
+def test_missing_index_is_reported(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "empty"))
+    ctx = Context(embedding_model="hash/256", score_threshold=0.2)
     state = ask(BREAD_QUESTION, context=ctx)
     assert state["status"] == "error"
     assert state["error"]["code"] == "INDEX_MISSING"
@@ -148,13 +149,14 @@ def test_unknown_collection_is_missing(ask: Ask, make_context: Callable[..., Con
     assert state["error"]["code"] == "INDEX_MISSING"
 
 
-def test_embedder_that_fails_to_load_is_reported(ask: Ask, tmp_path: Any) -> None:
+def test_embedder_that_fails_to_load_is_reported(ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "robots"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nSome text about robots.\n")
     ingest_folder(root, data_dir=tmp_path / "local", collection="docs", embeddings=HashEmbeddings(384),
                   embedding_model="local/all-MiniLM-L6-v2", progress=False)
-    ctx = Context(embedding_model="local/all-MiniLM-L6-v2", data_dir=str(tmp_path / "local"))
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "local"))
+    ctx = Context(embedding_model="local/all-MiniLM-L6-v2")
     state = ask("What about robots?", context=ctx)
     assert state["error"]["code"] == "EMBEDDING_UNAVAILABLE"
 
@@ -246,8 +248,9 @@ def test_ainvoke_answers_like_invoke(app: Any, make_context: Callable[..., Conte
     assert {c["source"] for c in state["citations"]} == {"baking.md"}
 
 
-def test_context_may_be_a_plain_dict(app: Any, data_dir: str) -> None:
-    settings = {"embedding_model": "hash/256", "data_dir": data_dir, "score_threshold": 0.2}
+def test_context_may_be_a_plain_dict(app: Any, data_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data_dir)
+    settings = {"embedding_model": "hash/256", "score_threshold": 0.2}
     state = app.invoke({"messages": [HumanMessage(BREAD_QUESTION)]},
                        {"configurable": {"thread_id": "dict"}}, context=settings)
     assert state["status"] == "grounded"
@@ -255,40 +258,13 @@ def test_context_may_be_a_plain_dict(app: Any, data_dir: str) -> None:
 
 # --- the chat-model path --------------------------------------------------------------------------------
 
-PROMPTS: list[list[BaseMessage]] = []
-
-
-class RecordingChatModel(GenericFakeChatModel):
-    """Replies from a script and records the prompts it was sent."""
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        PROMPTS.append(messages)
-        return super()._generate(messages, *args, **kwargs)
-
-
-class BrokenChatModel(GenericFakeChatModel):
-    """A chat model whose provider is down."""
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise ConnectionError("upstream said: invalid api key sk-secret-123")
-
-
 @pytest.fixture
-def chat_reply(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
-    """Configure a fake chat model that answers every question with `reply`."""
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    PROMPTS.clear()
-
-    def configure(reply: str) -> None:
-        def fake_get_chat_model(name: str, **kwargs: Any) -> GenericFakeChatModel:
-            return RecordingChatModel(messages=iter([AIMessage(reply)]))
-
-        monkeypatch.setattr(nodes.generate_grounded, "get_chat_model", fake_get_chat_model)
-
-    return configure
+def chat_reply(fake_chat: Callable[..., FakeChat]) -> Callable[[str], FakeChat]:
+    """Configure the fake chat model to answer every question with `reply`."""
+    return lambda reply: fake_chat(replies=[reply])
 
 
-def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("Knead the dough for ten minutes [1] [9], as http://evil.example says")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "grounded"
@@ -302,17 +278,17 @@ def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[s
     assert state["messages"][-1].text == state["answer"]
 
 
-def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], None]) -> None:
-    chat_reply("Ten minutes [1].")
+def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
+    model = chat_reply("Ten minutes [1].")
     ask(BREAD_QUESTION)
-    (prompt,) = PROMPTS
+    (prompt,) = model.prompts
     user_turn = prompt[-1].content
     assert "Knead the dough for ten minutes" in user_turn
     assert "<source id=1" in user_turn
     assert user_turn.rstrip().endswith(BREAD_QUESTION)
 
 
-def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("Bread is great [7].")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "not_found"
@@ -320,17 +296,15 @@ def test_llm_answer_citing_nothing_valid_is_not_found(ask: Ask, chat_reply: Call
     assert "I don't have information" in state["answer"]
 
 
-def test_llm_not_found_reply_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_llm_not_found_reply_is_not_found(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("NOT_FOUND")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "not_found"
     assert "NOT_FOUND" not in state["answer"]
 
 
-def test_llm_failure_is_an_llm_error(ask: Ask, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: BrokenChatModel(messages=iter([])))
+def test_llm_failure_is_an_llm_error(ask: Ask, fake_chat: Callable[..., FakeChat]) -> None:
+    fake_chat(error=ConnectionError("upstream said: invalid api key sk-secret-123"))
     state = ask(BREAD_QUESTION)
     assert state["status"] == "error"
     assert state["error"]["code"] == "LLM_UNAVAILABLE"

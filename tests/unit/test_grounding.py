@@ -6,11 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
-import nodes.generate_grounded
 from logic.grounding import check_lexical, split_claims
+from tests.fakes import FakeChat
 
 Ask = Callable[..., dict[str, Any]]
 
@@ -20,18 +18,12 @@ INVENTED = "Bread was first baked by the ancient Egyptians around 8000 BC [1]."
 
 
 @pytest.fixture
-def chat_reply(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+def chat_reply(fake_chat: Callable[..., FakeChat]) -> Callable[[str], FakeChat]:
     """Configure a fake chat model (without structured output, so no judge) that always replies `reply`."""
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-
-    def configure(reply: str) -> None:
-        monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                            lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(reply)])))
-
-    return configure
+    return lambda reply: fake_chat(replies=[reply])
 
 
-def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply(f"{SUPPORTED} {INVENTED}")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "grounded"
@@ -49,7 +41,7 @@ def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply:
     assert state["messages"][-1].text == state["answer"]
 
 
-def test_partly_supported_answer_is_less_confident(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_partly_supported_answer_is_less_confident(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply(SUPPORTED)
     full = ask(BREAD_QUESTION, thread="a")
     chat_reply(f"{SUPPORTED} {INVENTED}")
@@ -58,14 +50,14 @@ def test_partly_supported_answer_is_less_confident(ask: Ask, chat_reply: Callabl
     assert half["confidence"] == pytest.approx(full["confidence"] / 2, abs=0.002)
 
 
-def test_a_paraphrase_of_the_source_is_fully_grounded(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_a_paraphrase_of_the_source_is_fully_grounded(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply("You should knead bread dough for about ten minutes [1].\n\n- Until it is smooth [1].")
     state = ask(BREAD_QUESTION)
     assert state["grounding"]["is_fully_grounded"] is True and state["grounding"]["support"] == 1.0
     assert "Not confirmed" not in state["answer"]
 
 
-def test_an_answer_with_nothing_supported_is_not_found(ask: Ask, chat_reply: Callable[[str], None]) -> None:
+def test_an_answer_with_nothing_supported_is_not_found(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply(f"{INVENTED} Sourdough starters need feeding with rye flour every day [1].")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "not_found"

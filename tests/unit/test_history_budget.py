@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes.classify
-import nodes.generate_grounded
 from graph.context import Context, SettingsError
 from logic.history import HISTORY_NOTE
 from nodes.classify import Rewrite
 from rag_agent.service import Agent
+from tests.fakes import FakeChat
 
 # Faithful to the bread page (the grounding check would flag anything else) and long enough to fill the budget.
 ANSWER = ("Bread dough needs flour, water, yeast and salt, and the dough should be kneaded for ten minutes until "
@@ -24,26 +21,19 @@ QUESTIONS = ["How long should I knead bread dough?", "And how long should it res
              "What about the oven temperature for it?", "And for how long does it bake?"]
 
 
-class FakeRewriter:
-    """Stands in for the chat model's structured output; records the conversation it was shown."""
+REWRITE_PROMPTS: list[str] = []  # what classify's rewrite was shown, turn by turn
 
-    prompts: list[str] = []
 
-    def with_structured_output(self, *args: Any, **kwargs: Any) -> FakeRewriter:
-        return self
-
-    def invoke(self, prompt: list[BaseMessage], config: Any = None) -> Rewrite:
-        type(self).prompts.append(str(prompt[-1].content))
-        return Rewrite(intent="question", standalone_query="How long should bread dough be kneaded and rested?")
+def rewrite(prompt: list[BaseMessage]) -> Rewrite:
+    """Stand in for the chat model's structured rewrite, recording the conversation it was shown."""
+    REWRITE_PROMPTS.append(str(prompt[-1].content))
+    return Rewrite(intent="question", standalone_query="How long should bread dough be kneaded and rested?")
 
 
 @pytest.fixture
-def chat_agent(make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Agent]:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    FakeRewriter.prompts = []
-    monkeypatch.setattr(nodes.classify, "get_chat_model", lambda name, **kwargs: FakeRewriter())
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(ANSWER)] * 10)))
+def chat_agent(make_context: Callable[..., Context], fake_chat: Callable[..., FakeChat]) -> Callable[..., Agent]:
+    REWRITE_PROMPTS.clear()
+    fake_chat(replies=[ANSWER], structured={"Rewrite": rewrite})
     return lambda **settings: Agent(make_context(**settings), InMemorySaver())
 
 
@@ -54,7 +44,7 @@ def test_older_turns_are_left_out_of_the_prompt_and_the_user_is_told_once(chat_a
     assert [r["history_trimmed"] for r in replies] == [False, False, True, True]
     assert [r["answer"].endswith(HISTORY_NOTE) for r in replies] == [False, False, True, False]
     # The third turn's rewrite saw the second question but no longer the first.
-    assert QUESTIONS[1] in FakeRewriter.prompts[1] and QUESTIONS[0] not in FakeRewriter.prompts[1]
+    assert QUESTIONS[1] in REWRITE_PROMPTS[1] and QUESTIONS[0] not in REWRITE_PROMPTS[1]
     stored = agent.graph.get_state({"configurable": {"thread_id": "long"}}).values["messages"]
     assert all(HISTORY_NOTE not in m.content for m in stored)  # the note is for the user, not the history
 
@@ -63,7 +53,7 @@ def test_a_generous_budget_keeps_the_whole_conversation(chat_agent: Callable[...
     agent = chat_agent(history_tokens=8000)
     replies = [agent.ask(q, "short") for q in QUESTIONS]
     assert not any(r["history_trimmed"] for r in replies)
-    assert QUESTIONS[0] in FakeRewriter.prompts[-1]
+    assert QUESTIONS[0] in REWRITE_PROMPTS[-1]
 
 
 def test_reset_lets_the_note_be_shown_again(chat_agent: Callable[..., Agent]) -> None:

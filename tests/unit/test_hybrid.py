@@ -63,7 +63,8 @@ def ask_nitros(tmp_path: Path, app: Any, monkeypatch: pytest.MonkeyPatch) -> Cal
 
     def run(retrieval: str) -> dict[str, Any]:
         build(tmp_path, retrieval, recreate=True)
-        ctx = Context(embedding_model="vocab/test", data_dir=str(tmp_path / "data"), score_threshold=0.0)
+        monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+        ctx = Context(embedding_model="vocab/test", score_threshold=0.0)
         config = {"configurable": {"thread_id": retrieval}}
         state: dict[str, Any] = app.invoke({"messages": [HumanMessage("What is NITROS?")]}, config, context=ctx)
         return state
@@ -85,7 +86,7 @@ def test_hybrid_hits_carry_their_cosine_not_the_fusion_score(ask_nitros: Callabl
     assert cosines.pop("nitros.md") == pytest.approx(1 / 5**0.5, abs=1e-3)  # 1 / sqrt(1 + 2²)
     assert list(cosines.values()) == pytest.approx([0.5] * 4, abs=1e-3)
     # The gate's confidence is the cosine plus 0.25 × query-term coverage, not a rank-fusion score.
-    assert state["top_score"] == pytest.approx(1 / 5**0.5 + 0.25, abs=1e-3)
+    assert state["gate_score"] == pytest.approx(1 / 5**0.5 + 0.25, abs=1e-3)
 
 
 def test_mode_is_stored_and_kept_by_a_plain_rerun(tmp_path: Path) -> None:

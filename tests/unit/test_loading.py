@@ -46,13 +46,15 @@ def test_slow_loading_does_not_use_up_the_first_turns_deadline(
     assert built == ["hash/256"]  # loaded once, by the process, not per turn
 
 
-def test_a_model_that_cannot_load_is_still_reported_by_the_turn(tmp_path: Path) -> None:
+def test_a_model_that_cannot_load_is_still_reported_by_the_turn(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # The unit-test fixture makes the real local model fail to load; loading first must not hide that.
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# Bread\n\nKnead bread dough for ten minutes.\n")
     ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(384),
                   embedding_model="local/all-MiniLM-L6-v2", progress=False)
-    agent = Agent(Context(embedding_model="local/all-MiniLM-L6-v2", data_dir=str(tmp_path / "data")),
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    agent = Agent(Context(embedding_model="local/all-MiniLM-L6-v2"),
                   checkpointer=InMemorySaver())
     response = agent.ask(BREAD_QUESTION, thread_id="t1")
     assert response["status"] == "error"

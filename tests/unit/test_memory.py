@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.classify
@@ -21,6 +22,7 @@ from graph.context import Context
 from logic.chunking import count_tokens
 from logic.history import window_removals
 from rag_agent.service import Agent, open_checkpointer
+from tools.settings import get_settings
 
 Ask = Callable[..., dict[str, Any]]
 
@@ -110,8 +112,8 @@ def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tup
 
 def test_long_thread_stays_bounded_and_checkpoints_stay_flat(make_context: Callable[..., Context]) -> None:
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     sizes, _, totals = _run_thread(agent, db, "long", 200, (50, 200))
     print(f"checkpoint bytes at turn 50: {sizes[50]}, at turn 200: {sizes[200]}")
     # Same point in the question cycle (50 and 200 are both ≡ 0 mod 5), so the same window shape.
@@ -130,8 +132,8 @@ def test_thousand_turn_thread_stays_bounded_and_checkpoints_stay_flat(
     make_context: Callable[..., Context],
 ) -> None:
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     start = time.perf_counter()
     sizes, window_tokens, totals = _run_thread(agent, db, "thousand", 1000, (100, 1000))
     print(f"checkpoint bytes at turn 100: {sizes[100]}, at turn 1000: {sizes[1000]} "
@@ -148,13 +150,19 @@ def test_without_the_window_checkpoints_grow(make_context: Callable[..., Context
     """Negative control: switch the bound off and the same loop's checkpoints grow, so the flat tests can fail."""
     monkeypatch.setattr(nodes.classify, "window_removals", lambda messages, max_history: [])
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    db = Path(ctx.data_dir) / "checkpoints.sqlite"
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    db = Path(get_settings().data_dir) / "checkpoints.sqlite"
     sizes, _, _ = _run_thread(agent, db, "unbounded", 100, (10, 100), bounded=False)
     print(f"unbounded: checkpoint bytes at turn 10: {sizes[10]}, at turn 100: {sizes[100]}")
     messages = agent.graph.get_state({"configurable": {"thread_id": "unbounded"}}).values["messages"]
     assert len(messages) == 200  # nothing was removed
     assert sizes[100] > 2 * sizes[10]
+
+
+@pytest.fixture
+def app(checkpointer: BaseCheckpointSaver[Any]) -> Any:
+    """The conversation tests below run on each conversation store."""
+    return compile_graph(checkpointer)
 
 
 def test_followup_resolves_after_its_question_left_the_window(ask: Ask, make_context: Callable[..., Context]) -> None:
@@ -195,17 +203,17 @@ def test_without_pruning_a_thread_storage_grows(make_context: Callable[..., Cont
     """Negative control for the thread-bytes check: keep superseded checkpoints and storage grows per turn."""
     monkeypatch.setattr(rag_agent.service, "prune_superseded", lambda saver, thread_id: None)
     ctx = make_context(max_history=10)
-    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
-    _, _, totals = _run_thread(agent, Path(ctx.data_dir) / "checkpoints.sqlite", "kept", 30, (10, 30))
+    agent = Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir))
+    _, _, totals = _run_thread(agent, Path(get_settings().data_dir) / "checkpoints.sqlite", "kept", 30, (10, 30))
     assert totals[30] > 2 * totals[10]
 
 
 def test_a_finished_turn_leaves_one_checkpoint(make_context: Callable[..., Context]) -> None:
     ctx = make_context()
-    with Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir)) as agent:
+    with Agent(ctx, checkpointer=open_checkpointer(get_settings().data_dir)) as agent:
         agent.ask("What is Isaac Sim?", "one")
         followup = agent.ask("How do I use it for synthetic data?", "one")
-    with sqlite3.connect(Path(ctx.data_dir) / "checkpoints.sqlite") as conn:
+    with sqlite3.connect(Path(get_settings().data_dir) / "checkpoints.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'one'").fetchone()[0] == 1
     # The pruned thread still remembers: the follow-up is resolved from the first turn.
     assert followup["turn"] == 2 and "Isaac Sim" in followup["retrieval_query"]

@@ -5,28 +5,18 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes.generate_grounded
 from graph.context import Context
 from logic.canary import CANARY
+from nodes.prompts import GROUNDED_SYSTEM
 from rag_agent.service import Agent
+from tests.fakes import FakeChat, install
 
 FAKE_KEY = "sk-test-DO-NOT-LOG-4f9a2c"
 BREAD_QUESTION = "How long should I knead bread dough?"
-
-
-class KeyEchoingModel(GenericFakeChatModel):
-    """A provider whose error message echoes the key and the prompt (some do)."""
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise ConnectionError(f"invalid api key {FAKE_KEY}; prompt was: {messages[0].content}")
 
 
 @pytest.fixture
@@ -49,9 +39,9 @@ def test_each_node_and_the_turn_get_one_structured_line(make_context: Callable[.
 def test_a_failed_turn_logs_its_code_and_never_the_key_or_the_canary(
         make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture, log_lines: Callable[[], list[str]]) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: KeyEchoingModel(messages=iter([])))
+    # A provider whose error message echoes the key and the prompt (some do).
+    install(monkeypatch, FakeChat(error=ConnectionError(f"invalid api key {FAKE_KEY}; prompt was: {GROUNDED_SYSTEM}")),
+            key=FAKE_KEY)
     out = Agent(make_context(), InMemorySaver()).ask(BREAD_QUESTION, "log-2")
     assert out["error"]["code"] == "LLM_UNAVAILABLE"
     assert "node thread=log-2 node=generate_grounded" in caplog.text and "error=LLM_UNAVAILABLE" in caplog.text

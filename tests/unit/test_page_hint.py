@@ -58,7 +58,7 @@ def test_the_hint_reaches_retrieval_for_one_turn_only(app: Any, make_context: Ca
     assert on_page and all(c["relevance"] == pytest.approx(before[c["chunk_id"]] + PAGE_BONUS) for c in on_page)
     assert hinted["top_score"] == plain["top_score"], "the hint never moves the score gate"
     state = app.get_state(config).values
-    assert state["page_url"] == "" and state["page_hint"] == "https://site.example/isaac-sim"
+    assert state.get("page_url", "") == "" and state["page_hint"] == "https://site.example/isaac-sim"
     after = app.invoke(question(), config, context=make_context())
     assert app.get_state(config).values["page_hint"] == ""
     assert [c["relevance"] for c in after["retrieved"]] == [c["relevance"] for c in plain["retrieved"]]

@@ -21,8 +21,11 @@ CITATION = {"index": 1, "chunk_id": "c1", "source": "a.md", "source_url": "a.md"
     ("state", "expected"),
     [
         ({"intent": "question"}, "retrieve"),
-        ({"intent": "chitchat"}, END),
-        ({"intent": "reset"}, END),
+        # classify only decides: the short fixed replies are written by generate_grounded,
+        # and a request no documentation could answer is declined by generate_not_found.
+        ({"intent": "chitchat"}, "generate_grounded"),
+        ({"intent": "reset"}, "generate_grounded"),
+        ({"intent": "out_of_scope"}, "generate_not_found"),
         ({"intent": "invalid", "error": ERROR}, "error_handler"),
         ({"intent": "question", "error": ERROR}, "error_handler"),
         ({"intent": "question", "error": None}, "retrieve"),
@@ -65,6 +68,8 @@ def test_route_after_score_gate(state: dict, expected: str) -> None:
         ({}, "generate_not_found"),
         ({"citations": [CITATION], "error": ERROR}, "error_handler"),
         ({"citations": [], "error": ERROR}, "error_handler"),
+        ({"intent": "chitchat", "citations": []}, END),
+        ({"intent": "reset"}, END),
     ],
 )
 def test_route_after_generate_grounded(state: dict, expected: str) -> None:

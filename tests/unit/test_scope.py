@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -19,9 +19,11 @@ from graph.context import Context
 from nodes.classify import Rewrite
 from rag_agent.cli import main
 from rag_agent.service import Agent
+from tests.fakes import FakeChat
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
+from tools.settings import get_settings
 
 ISAAC_QUESTION = "How does Isaac Sim generate synthetic data?"
 BREAD_QUESTION = "How long should I knead bread dough?"
@@ -44,10 +46,11 @@ def index(root: Path, data: Path, pages: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def modules(tmp_path: Path) -> Context:
+def modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Context:
     """An index with two modules: robots/ (Isaac Sim) and kitchen/ (bread)."""
     index(tmp_path / "docs", tmp_path / "data", {"robots/isaac-sim.md": ISAAC_SIM_MD, "kitchen/baking.md": BAKING_MD})
-    return Context(embedding_model="hash/256", data_dir=str(tmp_path / "data"), score_threshold=0.2)
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    return Context(embedding_model="hash/256", score_threshold=0.2)
 
 
 @pytest.fixture
@@ -145,8 +148,9 @@ def test_selection_is_used_instead_of_the_index(agent: Agent) -> None:
     assert all(c["source"] == "selection" for c in out["retrieved"])
 
 
-def test_selection_works_without_an_index(tmp_path: Path) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "none"), score_threshold=0.2)
+def test_selection_works_without_an_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "none"))
+    ctx = Context(embedding_model="hash/256", score_threshold=0.2)
     out = Agent(ctx, checkpointer=InMemorySaver()).ask(KINEMATICS_QUESTION, "t1", context=KINEMATICS)
     assert out["status"] == "grounded"
 
@@ -174,7 +178,7 @@ def test_selection_is_cleaned_of_invisible_characters(modules: Context) -> None:
     app = compile_graph(InMemorySaver())
     state = app.invoke({"messages": [HumanMessage(KINEMATICS_QUESTION)], "context": "Inverse\u200b kinematics\x1b[31m"},
                        {"configurable": {"thread_id": "t"}}, context=modules)
-    assert state["context"] == "Inverse kinematics"
+    assert state["selection"] == "Inverse kinematics"
 
 
 # --- abstentions that explain themselves ----------------------------------------------------------------
@@ -185,7 +189,7 @@ def test_below_threshold_reports_scores_and_nearest_sections(agent: Agent, modul
     out = strict.ask(BREAD_QUESTION, "t1")
     found = out["not_found"]
     assert found["reason"] == "below_threshold"
-    assert found["threshold"] == 0.99 and found["best_score"] == pytest.approx(out["top_score"], abs=1e-3)
+    assert found["threshold"] == 0.99 and found["best_score"] == pytest.approx(out["gate_score"], abs=1e-3)
     assert found["nearest"][0]["source_url"] == "kitchen/baking.md#baking-bread"
     assert "below the 0.99 needed" in out["answer"]
     assert "kitchen/baking.md#baking-bread" in out["answer"]
@@ -195,10 +199,8 @@ def test_grounded_answer_has_no_not_found(agent: Agent) -> None:
     assert agent.ask(BREAD_QUESTION, "t1")["not_found"] is None
 
 
-def test_answer_without_valid_citation_is_unsupported(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                        lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage("Bread is great [7].")])))
+def test_answer_without_valid_citation_is_unsupported(agent: Agent, fake_chat: Callable[..., FakeChat]) -> None:
+    fake_chat(replies=["Bread is great [7]."])
     out = agent.ask(BREAD_QUESTION, "t1")
     assert out["status"] == "not_found"
     assert out["not_found"]["reason"] == "unsupported"
@@ -266,7 +268,7 @@ def cli(modules: Context, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
 
     def run(*args: str) -> tuple[int, Any]:
-        code = main(["--data-dir", modules.data_dir, "ask", "--json", "--threshold", "0.2", *args])
+        code = main(["--data-dir", get_settings().data_dir, "ask", "--json", "--threshold", "0.2", *args])
         out, err = capsys.readouterr()
         return code, json.loads(out) if out else err
 

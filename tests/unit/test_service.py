@@ -12,11 +12,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.context import Context
 from logic.errors import InvalidInputError, StorageError
 from rag_agent.service import Agent, check_thread_id, open_checkpointer
+from tools.settings import get_settings
 
 DOCUMENTED_KEYS = {
     "thread_id", "turn_id", "timestamp", "turn", "status", "answer", "grounded", "retrieval_query", "citations",
     "retrieved",
-    "top_score", "threshold", "model_used", "embedding_model", "tokens_used", "tokens_estimated",
+    "top_score", "gate_score", "threshold", "model_used", "embedding_model", "tokens_used", "tokens_estimated",
     "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed", "not_found",
     "retrieval_cached",
 }
@@ -48,7 +49,8 @@ def test_grounded_response_values(agent: Agent) -> None:
     assert response["grounding"] == {"is_fully_grounded": True, "unsupported_claims": [], "support": 1.0,
                                      "method": "lexical"}
     assert 0.5 < response["confidence"] <= 1
-    assert response["top_score"] >= response["retrieved"][0]["score"]
+    assert response["top_score"] == max(c["score"] for c in response["retrieved"])
+    assert response["gate_score"] >= response["top_score"]
     assert response["threshold"] == 0.2
     assert response["embedding_model"] == "hash/256"
     assert response["model_used"]
@@ -107,8 +109,9 @@ def test_error_response_shape(agent: Agent) -> None:
     assert response["grounding"] is None and response["confidence"] is None
 
 
-def test_missing_index_response(tmp_path: Path) -> None:
-    ctx = Context(embedding_model="hash/256", data_dir=str(tmp_path / "empty"))
+def test_missing_index_response(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "empty"))
+    ctx = Context(embedding_model="hash/256")
     response = Agent(ctx, checkpointer=InMemorySaver()).ask(BREAD_QUESTION, thread_id="t1")
     assert response["status"] == "error"
     assert response["error"]["code"] == "INDEX_MISSING"
@@ -119,7 +122,7 @@ def test_default_checkpointer_keeps_memory_across_agents(make_context: Callable[
     Agent(ctx).ask("What is Isaac Sim?", thread_id="persisted")
     response = Agent(ctx).ask("How do I use it for synthetic data?", thread_id="persisted")
     assert response["turn"] == 2
-    assert (Path(ctx.data_dir) / "checkpoints.sqlite").is_file()
+    assert (Path(get_settings().data_dir) / "checkpoints.sqlite").is_file()
 
 
 def test_open_checkpointer_under_a_regular_file_names_the_path(tmp_path: Path) -> None:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-import rag_agent.sessions
 from graph.context import Context, SettingsError
+from logic import durations
+from logic.durations import parse_duration, utcnow
 from rag_agent.cli import main
 from rag_agent.service import Agent, open_checkpointer
-from rag_agent.sessions import list_sessions, parse_duration, session_ttl, utcnow
+from rag_agent.sessions import list_sessions
+from tools.settings import get_settings
 
 FIRST, FOLLOW_UP = "What is Isaac Sim?", "How do I use it for synthetic data?"
 
@@ -20,7 +24,7 @@ FIRST, FOLLOW_UP = "What is Isaac Sim?", "How do I use it for synthetic data?"
 def later(monkeypatch: pytest.MonkeyPatch, delta: timedelta) -> None:
     """Move the sessions clock forward."""
     start = utcnow()
-    monkeypatch.setattr(rag_agent.sessions, "utcnow", lambda: start + delta)
+    monkeypatch.setattr(durations, "utcnow", lambda: start + delta)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -39,11 +43,11 @@ def test_bad_duration_is_a_clear_error(text: str) -> None:
 
 
 def test_session_ttl_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert session_ttl() == timedelta(hours=24)
+    assert get_settings().ttl == timedelta(hours=24)
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "30m")
-    assert session_ttl() == timedelta(minutes=30)
+    assert get_settings().ttl == timedelta(minutes=30)
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "off")
-    assert session_ttl() is None
+    assert get_settings().ttl is None
     monkeypatch.setenv("RAG_AGENT_SESSION_TTL", "soon")
     with pytest.raises(SettingsError, match="RAG_AGENT_SESSION_TTL"):
         Agent(Context(), InMemorySaver())
@@ -52,7 +56,7 @@ def test_session_ttl_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_list_sessions(make_context: Callable[..., Context], store: str) -> None:
     ctx = make_context()
-    saver = InMemorySaver() if store == "memory" else open_checkpointer(ctx.data_dir)
+    saver = InMemorySaver() if store == "memory" else open_checkpointer(get_settings().data_dir)
     agent = Agent(ctx, saver)
     agent.ask(FIRST, "t1")
     agent.ask(FOLLOW_UP, "t1")
@@ -69,14 +73,14 @@ def test_prune_deletes_only_idle_threads(make_context: Callable[..., Context], m
     later(monkeypatch, timedelta(hours=25))
     assert agent.prune(timedelta(hours=24)) == ["old"]
     assert list_sessions(agent.checkpointer) == []
-    monkeypatch.setattr(rag_agent.sessions, "utcnow", utcnow)
+    monkeypatch.setattr(durations, "utcnow", utcnow)
     assert agent.ask(FOLLOW_UP, "old")["turn"] == 1
 
 
 def test_stale_thread_starts_fresh_and_says_so(
-    make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
+    make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch, checkpointer: BaseCheckpointSaver[Any]
 ) -> None:
-    agent = Agent(make_context(), InMemorySaver(), session_ttl="24h")
+    agent = Agent(make_context(), checkpointer)
     agent.ask(FIRST, "t1")
     later(monkeypatch, timedelta(hours=25))
     response = agent.ask(FOLLOW_UP, "t1")
@@ -90,7 +94,7 @@ def test_stale_thread_starts_fresh_and_says_so(
 def test_thread_within_ttl_keeps_its_memory(
     make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = Agent(make_context(), InMemorySaver(), session_ttl="24h")
+    agent = Agent(make_context(), InMemorySaver())
     agent.ask(FIRST, "t1")
     later(monkeypatch, timedelta(hours=23))
     response = agent.ask(FOLLOW_UP, "t1")
@@ -115,15 +119,15 @@ def test_cli_sessions_list_and_prune(
     with Agent(ctx) as agent:
         agent.ask(FIRST, "cli-thread")
         agent.ask(FOLLOW_UP, "cli-thread")
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     out = capsys.readouterr().out
     assert "cli-thread" in out and "2 turns" in out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "24h"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "24h"]) == 0
     assert "deleted 0" in capsys.readouterr().out
     later(monkeypatch, timedelta(days=2))
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "24h"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "24h"]) == 0
     assert "deleted 1 conversation(s) idle longer than 1d: cli-thread" in capsys.readouterr().out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     assert "no conversations" in capsys.readouterr().out
 
 
@@ -139,7 +143,7 @@ def test_cli_prune_idle_zero_deletes_every_thread_and_says_how_many(
     with Agent(ctx) as agent:
         agent.ask(FIRST, "zero-a")
         agent.ask(FIRST, "zero-b")
-    assert main(["--data-dir", ctx.data_dir, "sessions", "prune", "--idle", "0s"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "prune", "--idle", "0s"]) == 0
     assert "deleted 2 conversation(s) idle longer than 0s" in capsys.readouterr().out
-    assert main(["--data-dir", ctx.data_dir, "sessions", "list"]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "sessions", "list"]) == 0
     assert "no conversations" in capsys.readouterr().out

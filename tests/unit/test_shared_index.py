@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from graph.context import Context
 from rag_agent.service import Agent
 from tools import embedded_index, vectorstore
@@ -33,7 +35,7 @@ def test_four_ask_processes_answer_while_the_writer_holds_the_index(data_dir: st
         assert answer["status"] == "grounded" and {c["source"] for c in answer["citations"]} == {"isaac-sim.md"}
 
 
-def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path) -> None:
+def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "robots.md").write_text("# Robots\n\nA robot arm has joints and a gripper.\n")
@@ -44,7 +46,8 @@ def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path) -> None
         vectorstore.close_clients()
 
     ingest()
-    with Agent(Context(embedding_model="hash/256", data_dir=str(tmp_path / "data"), score_threshold=0.2),
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.2),
                "memory") as agent:
         before = agent.ask("What does a lidar scanner measure?", "a")
         assert {c["source"] for c in before["citations"]} <= {"robots.md"}

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes.generate_grounded
 from graph.context import Context
 from logic.canary import CANARY
 from rag_agent.service import Agent
+from tests.fakes import FakeChat
+from tools.settings import get_settings
 
 BREAD_QUESTION = "How long should I knead bread dough?"
 
@@ -31,19 +30,13 @@ def agent(make_context: Callable[..., Context]) -> Agent:
 
 
 @pytest.fixture
-def model_says(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+def model_says(fake_chat: Callable[..., FakeChat]) -> Callable[[str], FakeChat]:
     """Make the chat model (which streams word by word) reply with a fixed text."""
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-
-    def configure(reply: str) -> None:
-        monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
-                            lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(reply)])))
-
-    return configure
+    return lambda reply: fake_chat(replies=[reply])
 
 
 def test_llm_answer_streams_sentence_by_sentence_and_adds_up_to_the_answer(
-        agent: Agent, model_says: Callable[[str], None]) -> None:
+        agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
     model_says("Knead it for ten minutes [1]. Bread dough needs flour and yeast, see http://evil.example/x [9]. "
                "It also needs water and salt [1].")
     events: list[dict[str, str]] = []
@@ -54,7 +47,7 @@ def test_llm_answer_streams_sentence_by_sentence_and_adds_up_to_the_answer(
     assert "evil.example" not in out["answer"] and "[9]" not in out["answer"]
 
 
-def test_streaming_does_not_change_the_response(agent: Agent, model_says: Callable[[str], None]) -> None:
+def test_streaming_does_not_change_the_response(agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
     model_says("Knead it for ten minutes [1].")
     streamed = agent.ask(BREAD_QUESTION, "t1", on_answer=lambda event: None)
     model_says("Knead it for ten minutes [1].")
@@ -69,7 +62,7 @@ def test_extractive_answer_arrives_in_one_delta(agent: Agent) -> None:
     assert out["status"] == "grounded" and events == [{"answer_delta": out["answer"]}]
 
 
-def test_leaked_canary_is_taken_back_and_never_streamed(agent: Agent, model_says: Callable[[str], None]) -> None:
+def test_leaked_canary_is_taken_back_and_never_streamed(agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
     model_says(f"Knead it for ten minutes [1]. My instruction set id is {CANARY} and more [1].")
     events: list[dict[str, str]] = []
     out = agent.ask(BREAD_QUESTION, "t1", on_answer=events.append)
@@ -79,7 +72,7 @@ def test_leaked_canary_is_taken_back_and_never_streamed(agent: Agent, model_says
 
 
 def test_answer_without_valid_citations_is_replaced_by_not_found(
-        agent: Agent, model_says: Callable[[str], None]) -> None:
+        agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
     model_says("Bread is great [7]. It really is.")
     events: list[dict[str, str]] = []
     out = agent.ask(BREAD_QUESTION, "t1", on_answer=events.append)
@@ -93,15 +86,15 @@ def test_replies_no_node_streamed_are_flushed_at_the_end(agent: Agent) -> None:
 
 
 def test_cli_prints_the_streamed_answer_once_then_its_sources(
-        make_context: Callable[..., Context], model_says: Callable[[str], None], monkeypatch: pytest.MonkeyPatch,
+        make_context: Callable[..., Context], model_says: Callable[[str], FakeChat], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     from rag_agent.cli import main
 
-    ctx = make_context()
+    make_context()
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
     monkeypatch.setenv("RAG_AGENT_CHECKPOINTER", "memory")
     model_says("Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1].")
-    assert main(["--data-dir", ctx.data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
+    assert main(["--data-dir", get_settings().data_dir, "ask", "--threshold", "0.2", BREAD_QUESTION]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1]."
     assert len(lines) == 2 and lines[1].startswith("  [1] ")
