@@ -57,7 +57,8 @@ class IndexState(IndexInput, IndexOutput):
     """Input and report together."""
 
 
-class NotAllowedError(PermissionError):
+# A ValueError, not PermissionError: the server shows a ValueError's message to the caller and hides others.
+class NotAllowedError(ValueError):
     """The caller may not re-index, or the source is not on the deployment's allow-list."""
 
 
