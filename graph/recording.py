@@ -20,7 +20,7 @@ from logic.errors import AgentError
 from logic.masking import mask_personal
 from logic.not_found import label
 from tools import manifest
-from tools.records import STORE_ERRORS, RecordStore
+from tools.records import RecordStore, store_errors
 
 log = logging.getLogger(__name__)
 # Callers (Agent) may pass these per invocation: the store to write to, and the id the turn gets.
@@ -29,7 +29,6 @@ TURN_ID_KEY = "turn_id"
 # A grounded answer below this confidence, or with unsupported sentences, is flagged for review.
 FLAG_BELOW = 0.5
 QUESTION_CHARS = 2000
-_RECORD_ERRORS: tuple[type[Exception], ...] = (*STORE_ERRORS, AgentError)
 
 
 def _question(state: dict[str, Any]) -> str:
@@ -105,7 +104,7 @@ def write(state: dict[str, Any]) -> dict[str, Any]:
             store = _store(configurable, ctx)
             store.record_turn(record)
             purge_due(store, now)
-        except _RECORD_ERRORS as exc:  # losing a record must not lose the user's answer
+        except _record_errors() as exc:  # losing a record must not lose the user's answer
             log.warning("turn record not written: %s", exc)
     return {"turn_id": record["turn_id"], "timestamp": iso(now)}
 
@@ -136,3 +135,8 @@ def ends_turn(node: Callable[..., dict[str, Any]],
         return {**update, **write(merged)}
 
     return run
+
+
+def _record_errors() -> tuple[type[Exception], ...]:
+    """Failures that lose a record, never the turn: the database's, or a store that cannot be opened."""
+    return (*store_errors(), AgentError)

@@ -91,6 +91,11 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3) -> lis
         return lexical + 1.0 / (1 + rank) + 0.3 / (1 + position) - dangling
 
     # A sentence sharing no term with the question rarely answers it; keep such ones only as a fallback.
-    relevant = [c for c in candidates if query_terms & set(terms(c[2]))] or candidates
+    relevant = [c for c in candidates if query_terms & set(terms(c[2]))]
+    if not relevant and candidates[0][0] != 0 and chunks[0].strip():
+        # The best chunk is code or a table and no sentence elsewhere names the question's terms:
+        # the best chunk is still the best evidence, rather than prose from a weaker match.
+        return [(0, "\n" + excerpt(chunks[0]) + "\n")]
+    relevant = relevant or candidates
     best = sorted(relevant, key=score, reverse=True)[:max_sentences]
     return [(rank, sentence) for rank, _, sentence in sorted(best)]

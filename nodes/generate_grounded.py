@@ -13,12 +13,15 @@ from graph.context import Context, resolve_context
 from graph.state import State
 from logic.annotations import cited_message
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
+from logic.canary import CANARY
 from logic.chunking import count_tokens
 from logic.confidence import confidence
+from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge
 from logic.hygiene import cite, clean, neutralize
+from logic.injection import without_instructions
 from logic.types import Chunk, Citation
 from nodes.prompts import GROUNDED_SYSTEM, format_sources, grounded_user_message
 from tools.chat import (
@@ -50,7 +53,8 @@ def _relevance(chunk: Chunk) -> float:
 
 def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
     """Stitch the best-matching sentences into an answer with [n] markers."""
-    picked = extract_answer(query, [c["text"] for c in chunks])
+    # Instruction-like sentences are data about the page, never something to quote as an answer.
+    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks])
     answer = " ".join(f"{_terminate(sentence)} [{rank + 1}]" for rank, sentence in picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
@@ -64,7 +68,8 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
-    stream, tokens = AnswerStream(chunks, clean, emit), 0
+    # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
+    stream, tokens = AnswerStream(chunks, clean, emit, echo=PromptEcho(GROUNDED_SYSTEM, CANARY)), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
         for piece in model.stream(prompt, config={"tags": ["nostream"]}):

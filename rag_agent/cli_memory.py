@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from graph.context import Context
@@ -48,7 +47,7 @@ def _list(agent: Any, rows: list[Any], as_json: bool, now: Any) -> None:
         created = iso(stats["created_at"]) if stats else None
         retrievals, tokens = int(stats.get("retrievals") or 0), int(stats.get("tokens") or 0)
         if as_json:
-            print(json.dumps({"thread_id": s.thread_id, "created_at": created, "turns": s.turns,
+            print(dump_json({"thread_id": s.thread_id, "created_at": created, "turns": s.turns,
                               "recorded_turns": int(stats.get("turns") or 0), "retrieval_count": retrievals,
                               "total_tokens_used": tokens, "last_activity": s.last_activity.isoformat(),
                               "idle_seconds": round(s.idle(now).total_seconds())}))

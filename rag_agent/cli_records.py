@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from graph.context import Context
+from logic.validation import printable
+from rag_agent.cli_output import dump_json
 
 
 def add_commands(sub: Any) -> None:
@@ -30,7 +31,7 @@ def feedback(args: argparse.Namespace, ctx: Context) -> int:
 
     stored = record_feedback(args.turn_id, args.rating, args.comment, store=open_store(ctx.data_dir))
     sent = " (also sent to LangSmith)" if stored["langsmith"] else ""
-    print(f"recorded {'up' if stored['rating'] > 0 else 'down'} for turn {args.turn_id}{sent}")
+    print(printable(f"recorded {'up' if stored['rating'] > 0 else 'down'} for turn {args.turn_id}{sent}"))
     return 0
 
 
@@ -60,10 +61,11 @@ def report(args: argparse.Namespace, ctx: Context) -> int:
         from rag_agent.report_html import render
 
         args.html.write_text(render(built), encoding="utf-8")
+    # Questions are the users' own text: printed without their control characters (no terminal escapes).
     if args.json:
-        print(json.dumps(built, ensure_ascii=False, indent=2))
+        print(dump_json(built, indent=2))
     else:
-        print(reporting.format_text(built))
+        print(printable(reporting.format_text(built)))
         if args.html:
             print(f"\nHTML report written to {args.html}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -18,15 +19,13 @@ from graph.record_stores import forget, location, recording_on, register
 from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
 from logic.masking import mask_personal
-from rag_agent.checkpointers import PooledPostgresSaver
-from tools.records import STORE_ERRORS, RecordStore, UnknownTurnError
+from tools.records import RecordStore, UnknownTurnError, store_errors
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",
            "record_turn", "store_for"]
 log = logging.getLogger(__name__)
 _RATINGS = {"up": 1, "+1": 1, "1": 1, "down": -1, "-1": -1}
 LANGSMITH_KEY = "user_rating"
-_RECORD_ERRORS: tuple[type[Exception], ...] = (*STORE_ERRORS, AgentError)
 
 
 def open_store(data_dir: str | Path | None = None, url: str | None = None) -> RecordStore:
@@ -50,7 +49,8 @@ def store_for(saver: BaseCheckpointSaver[Any], data_dir: str | Path) -> tuple[st
         path = next((str(r[2]) for r in rows if r[1] == "main" and r[2]), "")
         key = path or f"memory:{uuid.uuid4().hex}"
         return key, register(key, None if path else RecordStore(":memory:"))
-    if isinstance(saver, PooledPostgresSaver) and hasattr(saver.conn, "conninfo"):
+    postgres = sys.modules.get("rag_agent.pg_checkpointer")  # imported only once a Postgres store was opened
+    if postgres is not None and isinstance(saver, postgres.PooledPostgresSaver) and hasattr(saver.conn, "conninfo"):
         key = str(saver.conn.conninfo)
         return key, register(key)
     key = location(data_dir)
@@ -81,7 +81,7 @@ def record_failure(store: RecordStore, state: dict[str, Any], thread_id: str, qu
     if recording_on():
         try:
             store.record_turn(record)
-        except _RECORD_ERRORS as exc:  # the user still gets the error they caused
+        except _record_errors() as exc:  # the user still gets the error they caused
             log.warning("turn record not written: %s", exc)
     return {**state, "turn_id": turn_id, "timestamp": iso(now)}
 
@@ -127,3 +127,7 @@ def _send_langsmith(turn_id: str, rating: int, comment: str | None) -> bool:
         return False
     return True
 
+
+def _record_errors() -> tuple[type[Exception], ...]:
+    """Failures that lose a record, never the turn: the database's, or a store that cannot be opened."""
+    return (*store_errors(), AgentError)

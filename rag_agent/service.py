@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import uuid
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Durability
 
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
@@ -24,8 +26,15 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent import records
-from rag_agent.checkpointers import SQLITE_REMEDY, STORE_ERRORS, cross_process_lock, location, open_checkpointer
+from rag_agent import records, warmup
+from rag_agent.checkpointers import (
+    SQLITE_REMEDY,
+    cross_process_lock,
+    location,
+    open_checkpointer,
+    prune_superseded,
+    store_errors,
+)
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -37,6 +46,12 @@ _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
+
+
+# "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
+# by kill -9) resumes from the last finished node instead of redoing the whole turn. benchmarks/
+# warm_turn.py measures what "async" would save per turn; it loses that guarantee for a hard kill.
+DURABILITY: Durability = "sync"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -83,7 +98,14 @@ class Agent:
             else open_checkpointer(self.context.data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
+        self._loaded = False
         self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
+
+    def load(self) -> None:
+        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
+        if not self._loaded:
+            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
+            self._loaded = True
 
     def feedback(self, turn_id: str, rating: int | str, comment: str | None = None) -> dict[str, Any]:
         """Rate a turn by its `turn_id`: +1/"up" or -1/"down", with an optional comment.
@@ -129,10 +151,11 @@ class Agent:
                     "thread_id": thread_id, DEADLINE_KEY: new_deadline(self.context),
                     TURN_ID_KEY: turn_id, RECORDS_KEY: self._records_key}}
                 state = work(config)
+                prune_superseded(self.checkpointer, thread_id)
         except AgentError as exc:
             state = records.record_failure(self.records, _failure(exc), thread_id, question, (turn_id, started_at),
                                            self.context)
-        except STORE_ERRORS as exc:
+        except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             failure = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
                                             f"{SQLITE_REMEDY}"))
@@ -151,12 +174,11 @@ class Agent:
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
              relay: StreamedAnswer | None) -> dict[str, Any]:
         """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
-        # "sync": every finished node is checkpointed before the next starts, so a turn killed
-        # midway can be resumed from the last finished node instead of redoing the whole turn.
         if relay is None:
-            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context,
+                                                      durability=DURABILITY)
             return state
-        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability=DURABILITY,
                                              stream_mode=["custom", "values"]):
             if mode == "values" and isinstance(chunk, dict):
                 state = chunk
@@ -180,6 +202,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex
         relay = StreamedAnswer(on_answer) if on_answer else None
+        self.load()  # one-time loading is not the turn's work: it must not count against turn_timeout
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
@@ -214,6 +237,7 @@ class Agent:
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
+        self.load()
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:

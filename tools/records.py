@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from psycopg import Connection
-from psycopg import Error as PostgresError
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
+if TYPE_CHECKING:  # psycopg is imported only when a Postgres store is opened
+    from psycopg import Connection
+    from psycopg.rows import DictRow
+    from psycopg_pool import ConnectionPool
 
 from logic.errors import InvalidInputError, StorageError
 
@@ -45,8 +46,12 @@ _SESSIONS = ("SELECT thread_id, MIN(started_at) AS created_at, COUNT(*) AS turns
              "SUM(tokens) AS tokens FROM rag_agent_turns GROUP BY thread_id")
 _FEEDBACK_ROWS = ("SELECT f.turn_id, f.rating, f.comment, f.created_at, t.question, t.status FROM rag_agent_feedback f "
                   "JOIN rag_agent_turns t ON t.turn_id = f.turn_id WHERE t.finished_at >= ? ORDER BY f.created_at")
-STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, PostgresError)
-_OPEN_ERRORS: tuple[type[Exception], ...] = (OSError, *STORE_ERRORS)
+
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """Failures of a records database: SQLite's, and Postgres's once psycopg is loaded."""
+    psycopg = sys.modules.get("psycopg")
+    return (sqlite3.Error, *((psycopg.Error,) if psycopg else ()))
 
 
 class UnknownTurnError(InvalidInputError):
@@ -61,9 +66,15 @@ class RecordStore:
         self.where = where
         self._lock = threading.Lock()
         self._pool: ConnectionPool[Connection[DictRow]] | None = None
+        opening: tuple[type[Exception], ...] = (OSError, *store_errors())
         self._sqlite: sqlite3.Connection | None = None
         try:
             if where.startswith(("postgresql://", "postgres://")):
+                from psycopg import Error as PostgresError
+                from psycopg.rows import dict_row
+                from psycopg_pool import ConnectionPool
+
+                opening = (*opening, PostgresError)
                 # No per-checkout health check (a round trip per record); a connection broken by a server
                 # restart fails one write, which is logged, and the pool replaces it.
                 self._pool = ConnectionPool(where, min_size=1, max_size=2, open=True, configure=_fast_commits,
@@ -79,7 +90,7 @@ class RecordStore:
                 self._sqlite.execute("PRAGMA synchronous = NORMAL")
             for statement in _SCHEMA:
                 self._execute(statement)
-        except _OPEN_ERRORS as exc:
+        except opening as exc:
             raise StorageError(f"cannot use the records database: {exc}") from exc
 
     @contextmanager

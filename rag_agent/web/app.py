@@ -80,5 +80,6 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     yield
 
 
-# Listed outermost first: CORS headers reach the limits' 429 and 413 replies too.
+# Listed outermost first: CORS headers reach the limits' 429 and 413 replies too. rag_agent/server_app.py, the
+# app langgraph.json mounts, uses these routes with the same middleware (plus the API docs guard).
 app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard)], lifespan=lifespan)

@@ -7,8 +7,10 @@ user cannot read or run another's thread.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -216,3 +218,17 @@ def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bo
         with pytest.raises(httpx.HTTPStatusError) as rejected:
             anonymous.threads.search()
         assert rejected.value.response.status_code == 401
+
+
+def test_cli_asks_while_the_server_serves_the_same_index(server: devserver.DevServer,
+                                                         alice: SyncLangGraphClient) -> None:
+    # The server has searched the index (so a local Qdrant lock would be held by now)...
+    thread = alice.threads.create()
+    served = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert isinstance(served, dict) and served["status"] == "grounded", served
+    # ...and a CLI process on the same data dir answers all the same: readers never open Qdrant.
+    done = subprocess.run([str(devserver.RAG_AGENT), "ask", "--json", "--threshold", "0.2", "What is Isaac Sim?"],
+                          env=server.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "grounded" and {c["source"] for c in out["citations"]} == {"isaac-sim.md"}

@@ -19,7 +19,8 @@ import rag_agent.service
 import rag_agent.sessions
 from graph.context import Context
 from graph.state import State
-from rag_agent.checkpointers import PooledPostgresSaver, advisory_key, redact
+from rag_agent.checkpointers import redact
+from rag_agent.pg_checkpointer import PooledPostgresSaver, advisory_key
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
 from tests.unit import conftest as unit
@@ -77,6 +78,17 @@ def test_followup_resolves_across_agent_instances(
     assert "Isaac Sim" in response["retrieval_query"]
     assert _rows(pg_url, thread) > 0
     assert not (os.path.exists(os.path.join(ctx.data_dir, "checkpoints.sqlite")))
+
+
+def test_finished_turns_keep_only_the_latest_checkpoint(
+    pg_url: str, thread: str, make_context: Callable[..., Context]
+) -> None:
+    with Agent(make_context(), pg_url) as agent:
+        for question in ("What is Isaac Sim?", "How do I use it for synthetic data?", "thanks"):
+            agent.ask(question, thread)
+            assert _rows(pg_url, thread) == 1  # each turn writes ~5 checkpoints; the superseded ones go
+        state = agent.graph.get_state({"configurable": {"thread_id": thread}}).values
+    assert state["turns"] == 3 and len(state["messages"]) == 6
 
 
 def test_a_turn_waits_for_another_sessions_lock_on_its_thread(

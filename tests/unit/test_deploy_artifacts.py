@@ -41,7 +41,7 @@ def test_image_installs_cpu_torch_before_the_project(dockerfile: str) -> None:
 def test_image_serves_both_graphs_auth_widget_and_thread_ttl(dockerfile: str) -> None:
     graphs = json.loads(re.search(r"ENV LANGSERVE_GRAPHS='(.+)'", dockerfile).group(1))  # type: ignore[union-attr]
     assert set(graphs) == {"agent", "indexer"}
-    assert "rag_agent/auth.py:auth" in dockerfile and "rag_agent/web/app.py:app" in dockerfile
+    assert "rag_agent/auth.py:auth" in dockerfile and "rag_agent/server_app.py:app" in dockerfile
     ttl = json.loads(re.search(r"ENV LANGGRAPH_CHECKPOINTER='(.+)'", dockerfile).group(1))  # type: ignore[union-attr]
     assert ttl["ttl"]["strategy"] == "delete" and ttl["ttl"]["default_ttl"] > 0
 

@@ -83,3 +83,11 @@ def test_hard_wrapped_lines_are_joined_into_their_sentences() -> None:
         "a bullet item with several words",
         "A new paragraph with several words.",
     ]
+
+
+def test_a_code_only_best_chunk_is_quoted_rather_than_unrelated_prose_from_a_weaker_one() -> None:
+    config = "```yaml\namcl:\n  ros__parameters:\n    max_particles: 2000\n```"
+    unrelated = "Reinforcement learning is a machine learning paradigm. Agents maximise rewards."
+    picked = extract_answer("What is AMCL?", [config, unrelated])
+    assert [rank for rank, _ in picked] == [0]
+    assert "max_particles" in picked[0][1]
