@@ -70,9 +70,22 @@ def _feedback(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"up": sum(r["rating"] > 0 for r in rows), "down": len(negative), "negative": negative}
 
 
+def check_clustering() -> None:
+    """Fail before any work when the optional topic-clustering extra (scikit-learn) is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        from logic.errors import InvalidInputError
+
+        # Optional: scikit-learn and SciPy are ~200 MB that answering questions never needs.
+        raise InvalidInputError("rag-agent report groups questions by topic with scikit-learn, which is optional: "
+                                "install it with `pip install 'rag-agent[report]'`")
+
+
 def build(store: RecordStore, window_seconds: float, embed: Embed | Callable[[list[str]], list[list[float]]],
           now: float | None = None) -> dict[str, Any]:
     """Build the report over the turns that finished in the last `window_seconds`."""
+    check_clustering()
     until = time.time() if now is None else now
     since = until - window_seconds
     records = store.turns(since)
