@@ -1,0 +1,129 @@
+"""The `indexer` graph: the incremental ingest, run on the server for a folder or site the deployment allows.
+
+Served beside `agent` (langgraph.json), so an admin can re-index from the SDK, Studio or a nightly
+cron. Two settings guard it: `RAG_AGENT_INDEX_SOURCES` (comma-separated folders and URL prefixes the
+server may index; nothing else) and `RAG_AGENT_ADMINS` (the named users who may run it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, NotRequired
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from graph.context import Context, resolve_context
+from logic import allowlist
+from logic.errors import InvalidInputError
+
+SOURCES_ENV = "RAG_AGENT_INDEX_SOURCES"
+ADMINS_ENV = "RAG_AGENT_ADMINS"
+# The user a server without RAG_AGENT_API_KEYS gives every request (rag_agent/auth.py's LOCAL_USER).
+LOCAL_USER = "local"
+
+
+class IndexInput(TypedDict):
+    """What an admin sends: the source to re-index and how, as `rag-agent ingest` takes it."""
+
+    source: str
+    base_url: NotRequired[str]
+    include: NotRequired[list[str]]
+    exclude: NotRequired[list[str]]
+    recreate: NotRequired[bool]
+
+
+class IndexOutput(TypedDict, total=False):
+    """What changed, as `rag-agent ingest` prints it."""
+
+    collection: str
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    failed: dict[str, str]
+    skipped: dict[str, str]
+    embedded: int
+    chunks: int
+    warnings: list[str]
+    seconds: float
+
+
+class IndexState(IndexInput, IndexOutput):
+    """Input and report together."""
+
+
+# A ValueError, not PermissionError: the server shows a ValueError's message to the caller and hides others.
+class NotAllowedError(ValueError):
+    """The caller may not re-index, or the source is not on the deployment's allow-list."""
+
+
+def check_admin(config: RunnableConfig) -> None:
+    """Refuse a server run by anyone not in RAG_AGENT_ADMINS; a plain Python call (no server user) may run."""
+    configurable = config.get("configurable") or {}
+    if "langgraph_auth_user_id" not in configurable:
+        return  # Not through the server: the caller already has the files and the index.
+    user = str(configurable["langgraph_auth_user_id"])
+    admins = set(allowlist.parse(os.environ.get(ADMINS_ENV, "")))
+    # A server without API keys makes everyone `local`: the developer's own `langgraph dev`.
+    open_dev = user == LOCAL_USER and not os.environ.get("RAG_AGENT_API_KEYS", "").strip()
+    if user not in admins and not open_dev:
+        raise NotAllowedError(f"user {user!r} may not re-index: only the users in {ADMINS_ENV} may")
+
+
+def check_source(source: str) -> str:
+    """Return the source to ingest if the deployment allows it; a clear error otherwise."""
+    entries = allowlist.parse(os.environ.get(SOURCES_ENV, ""))
+    if not source.strip():
+        raise InvalidInputError("source is empty: send a folder path or a site/sitemap URL")
+    if not entries:
+        raise NotAllowedError(f"re-indexing from the server is off: set {SOURCES_ENV} to the folders and "
+                              "site URLs it may index")
+    if allowlist.is_url(source):
+        if allowlist.url_allowed(source, entries):
+            return source
+    else:
+        roots = [Path(entry).resolve() for entry in entries if not allowlist.is_url(entry)]
+        # Resolved, so `..` and symlinks cannot step outside an allowed folder.
+        if allowlist.path_allowed(Path(source).resolve(), list(roots)):
+            return str(Path(source).resolve())
+    raise NotAllowedError(f"{source!r} is not in {SOURCES_ENV} ({', '.join(entries)})")
+
+
+def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Check who asks and what for, then run the incremental ingest into the agent's collection."""
+    from tools.crawl import Fetcher
+    from tools.embeddings import get_embeddings, resolve_name
+    from tools.ingest import Settings, ingest
+    from tools.sources import collect
+
+    check_admin(get_config())
+    source = check_source(state["source"])
+    ctx = resolve_context(runtime.context)
+    found = collect(source, state.get("base_url", ""), state.get("include", []), state.get("exclude", []),
+                    Fetcher(), progress=False)
+    name = resolve_name(ctx.embedding_model)
+    report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
+                    embedding_model=name, recreate=bool(state.get("recreate", False)), source_root=source,
+                    settings=Settings(progress=False))
+    return {"collection": ctx.collection, "added": report.added, "updated": report.updated,
+            "removed": report.removed, "unchanged": report.unchanged, "failed": report.failed,
+            "skipped": report.skipped, "embedded": report.embedded, "chunks": report.chunks,
+            "warnings": report.warnings, "seconds": round(report.seconds, 2)}
+
+
+def build_indexer() -> StateGraph[IndexState, Context, IndexInput, IndexOutput]:
+    """One node: the ingest is a single step with its own incremental bookkeeping."""
+    builder = StateGraph(IndexState, context_schema=Context, input_schema=IndexInput, output_schema=IndexOutput)
+    builder.add_node("index", index)
+    builder.add_edge(START, "index")
+    builder.add_edge("index", END)
+    return builder
+
+
+# For the LangGraph server (langgraph.json `indexer`).
+graph = build_indexer().compile(name="indexer")

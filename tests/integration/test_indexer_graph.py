@@ -1,0 +1,73 @@
+"""The `indexer` graph run through its compiled graph: allowed folders only, admins only, incremental."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.builder import compile_graph
+from graph.indexer import NotAllowedError, graph
+from tests.tiny_corpus import CORPUS
+
+
+@pytest.fixture()
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    docs = tmp_path / "site" / "docs"
+    docs.mkdir(parents=True)
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    monkeypatch.setenv("RAG_AGENT_INDEX_SOURCES", f"{tmp_path / 'site'},https://docs.example.com/guide")
+    monkeypatch.setenv("RAG_AGENT_ADMINS", "root")
+    monkeypatch.delenv("RAG_AGENT_API_KEYS", raising=False)
+    return {"docs": docs, "context": {"data_dir": str(tmp_path / "data"), "embedding_model": "hash/256"}}
+
+
+def run_as(user: str | None, source: str, context: dict[str, str]) -> dict[str, Any]:
+    # The server puts the authenticated user here; a plain Python call has none.
+    config = {"configurable": {"langgraph_auth_user_id": user}} if user else {}
+    return dict(graph.invoke({"source": source}, config, context=context))
+
+
+def test_admin_reindexes_incrementally_and_the_agent_answers_from_it(setup: dict[str, Any]) -> None:
+    docs, context = setup["docs"], setup["context"]
+    first = run_as("root", str(docs), context)
+    assert (first["added"], first["unchanged"], first["collection"]) == (2, 0, "docs")
+    assert first["chunks"] > 0
+    (docs / "baking.md").write_text(CORPUS["baking.md"] + "\n## Cooling\n\nCool the loaf on a rack.\n", "utf-8")
+    second = run_as("root", str(docs), context)
+    assert (second["added"], second["updated"], second["unchanged"]) == (0, 1, 1)
+    agent = compile_graph()
+    answer = agent.invoke({"messages": [{"role": "user", "content": "Where do I cool the loaf?"}]},
+                          context=context | {"score_threshold": 0.2})
+    assert answer["status"] == "grounded", answer["answer"]
+    assert any("Cool the loaf on a rack" in citation["text"] for citation in answer["citations"])
+
+
+def test_non_admin_is_refused_before_anything_is_read(setup: dict[str, Any]) -> None:
+    with pytest.raises(NotAllowedError, match="user 'bob' may not re-index: only the users in RAG_AGENT_ADMINS"):
+        run_as("bob", str(setup["docs"]), setup["context"])
+    assert not Path(setup["context"]["data_dir"]).exists()
+
+
+def test_local_user_may_reindex_only_when_the_server_has_no_keys(setup: dict[str, Any],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_as("local", str(setup["docs"]), setup["context"])["added"] == 2
+    monkeypatch.setenv("RAG_AGENT_API_KEYS", "local:tok")
+    with pytest.raises(NotAllowedError, match="'local' may not re-index"):
+        run_as("local", str(setup["docs"]), setup["context"])
+
+
+@pytest.mark.parametrize("source", ["/etc", "{docs}/../../../outside", "https://docs.example.com/guide-private",
+                                    "https://evil.example.com/guide", "http://docs.example.com/guide"])
+def test_sources_outside_the_allow_list_are_refused_by_name(setup: dict[str, Any], source: str) -> None:
+    source = source.format(docs=setup["docs"])
+    with pytest.raises(NotAllowedError, match="is not in RAG_AGENT_INDEX_SOURCES"):
+        run_as("root", source, setup["context"])
+
+
+def test_without_an_allow_list_reindexing_is_off(setup: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_AGENT_INDEX_SOURCES")
+    with pytest.raises(NotAllowedError, match="re-indexing from the server is off: set RAG_AGENT_INDEX_SOURCES"):
+        run_as("root", str(setup["docs"]), setup["context"])
