@@ -20,6 +20,7 @@ from typing_extensions import TypedDict
 from graph.context import Context, resolve_context
 from logic import allowlist
 from logic.errors import InvalidInputError
+from tools.settings import get_settings
 
 SOURCES_ENV = "RAG_AGENT_INDEX_SOURCES"
 ADMINS_ENV = "RAG_AGENT_ADMINS"
@@ -107,7 +108,8 @@ def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
     found = collect(source, state.get("base_url", ""), state.get("include", []), state.get("exclude", []),
                     Fetcher(), progress=False)
     name = resolve_name(ctx.embedding_model)
-    report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
+    data_dir = Path(get_settings().data_dir)
+    report = ingest(found, data_dir=data_dir, collection=ctx.collection, embeddings=get_embeddings(name),
                     embedding_model=name, recreate=bool(state.get("recreate", False)), source_root=source,
                     settings=Settings(progress=False))
     return {"collection": ctx.collection, "added": report.added, "updated": report.updated,
