@@ -299,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     except AgentError as exc:  # messages may quote a filter value or a path: printed without escapes
         print(printable(f"rag-agent: {exc.message} ({exc.code})"), file=sys.stderr)
         return exit_code_for(exc.code)
+    except KeyboardInterrupt:
+        # Ctrl-C: stop quietly, no traceback.
+        print("\nrag-agent: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
 
 
 if __name__ == "__main__":
