@@ -21,7 +21,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv("RAG_AGENT_INDEX_SOURCES", f"{tmp_path / 'site'},https://docs.example.com/guide")
     monkeypatch.setenv("RAG_AGENT_ADMINS", "root")
     monkeypatch.delenv("RAG_AGENT_API_KEYS", raising=False)
-    return {"docs": docs, "context": {"data_dir": str(tmp_path / "data"), "embedding_model": "hash/256"}}
+    # The data dir belongs to the deployment (its settings), never to a run's context.
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    return {"docs": docs, "data": tmp_path / "data", "context": {"embedding_model": "hash/256"}}
 
 
 def run_as(user: str | None, source: str, context: dict[str, str]) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def test_admin_reindexes_incrementally_and_the_agent_answers_from_it(setup: dict
 def test_non_admin_is_refused_before_anything_is_read(setup: dict[str, Any]) -> None:
     with pytest.raises(NotAllowedError, match="user 'bob' may not re-index: only the users in RAG_AGENT_ADMINS"):
         run_as("bob", str(setup["docs"]), setup["context"])
-    assert not Path(setup["context"]["data_dir"]).exists()
+    assert not Path(setup["data"]).exists()
 
 
 def test_local_user_may_reindex_only_when_the_server_has_no_keys(setup: dict[str, Any],
