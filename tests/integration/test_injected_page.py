@@ -45,7 +45,9 @@ def _clean(text: str) -> bool:
 
 
 @pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # The data dir belongs to the deployment's settings, never to a run's context.
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "account.md").write_text(PAGE)
@@ -56,7 +58,7 @@ def data(tmp_path: Path) -> Iterator[Path]:
 
 
 def _agent(data: Path) -> Agent:
-    return Agent(Context(data_dir=str(data), embedding_model="hash/256", score_threshold=0.05), InMemorySaver())
+    return Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver())
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

@@ -105,10 +105,12 @@ def stored_text(url: str) -> str:
         return " ".join(str(conn.execute(q).fetchall()) for q in query.split("; "))
 
 
-def test_report_over_200_turns(textbook_dir: Path, checkpointer: str, tmp_path: Path) -> None:
+def test_report_over_200_turns(textbook_dir: Path, checkpointer: str, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(textbook_dir))  # the deployment's index, not a per-run choice
     sent: dict[str, str] = {}
     statuses: Counter[str] = Counter()
-    with Agent(Context(data_dir=str(textbook_dir)), checkpointer) as agent:
+    with Agent(Context(), checkpointer) as agent:
         for thread, questions in traffic():
             thread_id = f"{thread}-{uuid.uuid4().hex[:6]}"
             for question in questions:
