@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -66,8 +67,15 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
         release.set()
 
 
+def _default_sigint() -> None:
+    # A shell starts commands with Ctrl-C's default action; a library imported by the test run may have set
+    # SIGINT to "ignore", which children inherit, and Python then never raises KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(env: dict[str, str], *args: str) -> pexpect.spawn:
-    return pexpect.spawn(RAG_AGENT, list(args), env=env, encoding="utf-8", timeout=120, dimensions=(40, 200))
+    return pexpect.spawn(RAG_AGENT, list(args), env=env, encoding="utf-8", timeout=120, dimensions=(40, 200),
+                         preexec_fn=_default_sigint)
 
 
 def ctrl_d(child: pexpect.spawn) -> None:
