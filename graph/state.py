@@ -55,8 +55,14 @@ class OutputState(InputState, total=False):
     retrieval_query: str
     retrieved: list[Chunk]
     citations: list[Citation]
+    # Best retrieval similarity (cosine of the best chunk).
     top_score: float | None
+    # The answerability decision's score in [0, 1]; the threshold is compared against it.
+    gate_score: float | None
     threshold: float | None
+    # Low confidence: the answer is shown but marked, with the reason (for a UI and the logs).
+    flagged: bool
+    flag_reason: str
     grounded: bool
     model_used: str
     embedding_model: str
@@ -96,7 +102,10 @@ def turn_defaults() -> dict[str, Any]:
         "retrieved": [],
         "citations": [],
         "top_score": None,
+        "gate_score": None,
         "threshold": None,
+        "flagged": False,
+        "flag_reason": "",
         "grounded": False,
         "model_used": "",
         "embedding_model": "",

@@ -59,11 +59,16 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
     calibrate = sub.add_parser("calibrate", help="set the index's score threshold from labelled questions")
     for command in (evaluate, calibrate):
-        command.add_argument("questions", type=Path, nargs="+", help="JSON Lines: question, gold, expected")
+        command.add_argument("questions", type=Path, nargs="*", help="JSON Lines: question, gold, expected")
         command.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
         command.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
         command.add_argument("--retrieval", choices=["hybrid", "dense"], help="retrieval mode for --corpus")
         command.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+        command.add_argument("--near-miss", type=Path, action="append", default=[], metavar="FILE",
+                             help="JSON Lines whose out-of-scope questions are near misses (reported apart); "
+                                  "repeatable")
+        command.add_argument("--selection-root", type=Path,
+                             help="folder that `selection_file` paths are relative to (default: --corpus)")
     evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
@@ -228,9 +233,10 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
         ctx = Context.from_mapping({**vars(ctx), "collection": f"eval-{ctx.collection}"})
         args.path, args.base_url, args.recreate = args.corpus, "", True
         _ingest(args, ctx)
-    questions = [q for path in args.questions for q in evaluate.load_jsonl(path)]
+    questions = evaluate.load_questions(args.questions, args.near_miss)
     conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
-    return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+    root = args.selection_root or args.corpus
+    return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
 
 
 def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
