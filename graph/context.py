@@ -25,6 +25,8 @@ def _env_seconds(name: str, default: float) -> float:
         raise SettingsError(f"{name} must be a number of seconds, got {raw!r}") from None
 
 
+# strict removes unsupported answer sentences (the default); flag keeps them with a note.
+GROUNDING_MODES = ("strict", "flag")
 # (low, high) inclusive; None in threshold means "use the value calibrated for the index".
 _RANGES: dict[str, tuple[float, float]] = {
     "top_k": (1, 20),
@@ -80,6 +82,12 @@ class Context:
         metadata={"description": "Seconds a whole turn may take (1-600); each call gets what is left of it."},
     )
 
+    grounding_mode: str = field(
+        default="strict",
+        metadata={"description": "strict: remove answer sentences the sources do not support; "
+                                 "flag: keep them with a 'Not confirmed' note."},
+    )
+
     def __post_init__(self) -> None:
         """Reject values outside their documented ranges."""
         for name, (low, high) in _RANGES.items():
@@ -91,6 +99,9 @@ class Context:
                 raise SettingsError(f"{name} must be a number between {low:g} and {high:g}, got {value!r}")
             if not low <= value <= high:
                 raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+        if self.grounding_mode not in GROUNDING_MODES:
+            allowed = ", ".join(GROUNDING_MODES)
+            raise SettingsError(f"grounding_mode must be one of {allowed}, got {self.grounding_mode!r}")
         if self.request_timeout <= 0:
             raise SettingsError(f"request_timeout must be positive, got {self.request_timeout!r}")
         for name in ("collection", "data_dir", "chat_model"):

@@ -8,6 +8,7 @@ from typing import Any
 
 from logic.canary import CANARY
 from logic.errors import LLMBadOutputError
+from logic.hygiene import outside_code
 from logic.types import Chunk, Citation
 
 # A sentence ends at . ! or ? (with the [n] markers that cite it) followed by whitespace, or at a
@@ -51,6 +52,8 @@ class AnswerStream:
             return
         for match in _BOUNDARY.finditer(self.raw, self.done):
             gap = match.lastindex or 0
+            if self.raw[self.done:match.start(gap)].count("```") % 2:
+                continue  # inside a code block: it is cleaned and emitted whole, once its fence closes
             self._sentence(self.raw[self.done:match.start(gap)], match.group(gap))
             self.done = match.end()
 
@@ -82,7 +85,8 @@ class AnswerStream:
 
     def _sentence(self, raw: str, gap: str) -> None:
         """Clean one sentence and emit it after the whitespace that separated it from the last one."""
-        text = re.sub(r" {2,}", " ", _MARKER.sub(self._renumber, self.clean(raw, self.chunks))).strip()
+        cleaned = self.clean(raw, self.chunks)
+        text = outside_code(cleaned, lambda part: re.sub(r" {2,}", " ", _MARKER.sub(self._renumber, part))).strip()
         if not text:
             return  # nothing survived hygiene: keep the gap owed by the previous sentence
         delta = (self.gap if self.text else "") + text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from logic.lexical import terms
 from logic.types import Chunk, Citation
@@ -23,6 +24,13 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A sentence of an answer with its end punctuation (or line break), so dropping one keeps the layout.
 _ANSWER_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 NEUTRALIZED = "[instruction-like text removed]"
+# Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
+_FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
+
+
+def outside_code(text: str, change: Callable[[str], str]) -> str:
+    """Apply `change` to the text outside fenced code blocks, leaving each block as written."""
+    return "".join(part if i % 2 else change(part) for i, part in enumerate(_FENCED.split(text)))
 
 
 def neutralize(text: str) -> str:
@@ -64,7 +72,8 @@ def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
     citations: list[Citation] = [
         {**chunks[old - 1], "index": new[old], "text": chunks[old - 1]["text"][:500]} for old in order
     ]
-    return re.sub(r" {2,}", " ", _MARKER.sub(renumber, answer)).strip(), citations
+    renumbered = outside_code(answer, lambda part: re.sub(r" {2,}", " ", _MARKER.sub(renumber, part)))
+    return renumbered.strip(), citations
 
 
 def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
@@ -80,5 +89,7 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
 
 def clean(answer: str, chunks: list[Chunk]) -> str:
     """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text."""
-    answer = strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", answer)), chunks)
-    return re.sub(r"[ \t]{2,}", " ", drop_triggered(answer, chunks)).strip()
+    def prose(part: str) -> str:
+        return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", part)), chunks))
+
+    return outside_code(drop_triggered(answer, chunks), prose).strip()

@@ -17,7 +17,7 @@ def diagnose(state: State) -> NotFound:
     known = state.get("not_found")
     if known:
         return known
-    retrieved, top = state.get("retrieved", []), state.get("top_score")
+    retrieved, top = state.get("retrieved", []), state.get("gate_score")
     # The gate let the chunks through, so it was the generated answer that had no support.
     reason: NotFoundReason = (
         "unsupported" if state.get("grounded") else "below_threshold" if retrieved else "no_results")
@@ -32,5 +32,5 @@ def generate_not_found(state: State) -> dict[str, Any]:
     # Confidence that the best section answers after all: low when refusing was right.
     relevances = [c.get("relevance", c["score"]) for c in state.get("retrieved", [])]
     return {"status": "not_found", "grounded": False, "answer": answer, "citations": [], "not_found": found,
-            "confidence": confidence(state.get("top_score"), state.get("threshold"), relevances),
+            "confidence": confidence(state.get("gate_score"), state.get("threshold"), relevances),
             "messages": [AIMessage(answer)]}

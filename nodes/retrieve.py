@@ -16,7 +16,7 @@ from logic import lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
 from logic.not_found import sections
 from logic.ranking import clears
-from logic.selection import selection_chunks
+from logic.selection import ABOUT_SELECTION_COVERAGE, asked_terms, covered_share, points_at_selection, selection_chunks
 from logic.types import Chunk
 from tools import filters, lexicon_store, manifest, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
@@ -75,6 +75,19 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 
+def about_selection(query: str, hits: list[Chunk], lexicon: lexical.Lexicon, top_k: int) -> dict[str, Any]:
+    """Rank the selection's parts; a question about the selection itself is judged by what it asks for."""
+    if not points_at_selection(query):
+        chunks, confidence = ranking.rank(query, hits, lexicon, top_k)
+        return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
+    # "Summarize this", "explain the code here": the selection is the subject, so similarity to the
+    # question's words says little; what matters is whether the selection holds what is asked for.
+    chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
+    chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
+    return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
+            "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}
+
+
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Filter | None,
            threshold: float, mode: str) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
@@ -83,10 +96,10 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Fi
     vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
-        chunks, confidence = ranking.rank(query, hits, _lexicon(ctx, [c["text"] for c in hits]), ctx.top_k)
-        return {"retrieved": chunks, "top_score": confidence}
+        lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
+        return about_selection(query, hits, lexicon, ctx.top_k)
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
-    result: dict[str, Any] = {"retrieved": chunks, "top_score": confidence}
+    result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None)
@@ -118,4 +131,5 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 retrieval_cache.put(key, result)
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
-    return {**result, "threshold": threshold, "embedding_model": name, "retrieval_cached": cached}
+    # A question about the selection itself brings its own threshold (share of asked-for terms present).
+    return {"threshold": threshold, **result, "embedding_model": name, "retrieval_cached": cached}

@@ -1,4 +1,4 @@
-"""score_gate: answer only when the best chunk clears the calibrated threshold."""
+"""score_gate: answer only when the answerability score of the retrieved sections clears the calibrated threshold."""
 
 from __future__ import annotations
 
@@ -10,4 +10,4 @@ from logic.ranking import clears
 
 def score_gate(state: State) -> dict[str, Any]:
     """Record whether the retrieved chunks are relevant enough to answer from."""
-    return {"grounded": bool(state.get("retrieved")) and clears(state.get("top_score"), state.get("threshold"))}
+    return {"grounded": bool(state.get("retrieved")) and clears(state.get("gate_score"), state.get("threshold"))}
