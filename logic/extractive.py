@@ -51,7 +51,8 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
     query_terms = set(terms(query))
     document_freq = Counter(t for _, u in candidates for t in set(terms(u.text)))
     n = len(candidates)
-    meaning = similarity(query, [u.text[:1000] for _, u in candidates]) if similarity else [0.0] * n
+    meaning = similarity(query, [u.text[:1000] for _, u in candidates]) if similarity else []
+    meaning = meaning if len(meaning) == n else [0.0] * n
     wants_steps = bool(_HOW.search(query))
     wanted_kind = next((kind for kind, words in _KIND_WORDS.items() if words & set(terms(query))), None)
     if not asked_terms(query) and wanted_kind is None:

@@ -64,10 +64,11 @@ def _quoted(rank: int, text: str) -> str:
 
 
 def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
-    """Return the embedder's cosine between a question and candidate texts, or None when it is unavailable."""
-    embeddings = get_embeddings(resolve_name(ctx.embedding_model))
-    if type(embeddings).__name__ == "CohereEmbeddings":  # a paid call per answer: rank by words instead
+    """Return the local embedder's cosine between a question and candidate texts; None for other embedders."""
+    name = resolve_name(ctx.embedding_model)
+    if not name.startswith("local/"):  # Cohere would be a paid call per answer; a hash embedder knows no meaning
         return None
+    embeddings = get_embeddings(name)
 
     def similarity(query: str, texts: list[str]) -> list[float]:
         vectors = embeddings.embed_documents([query, *texts])

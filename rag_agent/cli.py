@@ -268,6 +268,7 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
 
 def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
+    from logic import answerability
     from logic.errors import InvalidInputError
     from rag_agent import evaluate
     from tools import manifest
@@ -282,7 +283,8 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     if args.plot:
         evaluate.plot_curve(curve, best, args.plot)
     if not args.dry_run:
-        manifest.store_threshold(ctx.data_dir, ctx.collection, best["threshold"], {**best, **counts})
+        manifest.store_threshold(ctx.data_dir, ctx.collection, best["threshold"],
+                                 {**best, **counts, "gate": answerability.GATE_VERSION})
     if args.json:
         _print_figures({"best": best, **counts, "stored": not args.dry_run, "curve": curve}, True)
         return EXIT_OK

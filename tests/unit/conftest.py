@@ -70,7 +70,7 @@ def make_context(data_dir: str) -> Callable[..., Context]:
     """Build a Context over the indexed corpus; the default threshold lets on-topic questions through."""
 
     def make(**overrides: Any) -> Context:
-        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "data_dir": data_dir, "score_threshold": 0.2}
+        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "data_dir": data_dir, "score_threshold": 0.1}
         return Context(**(settings | overrides))
 
     return make
