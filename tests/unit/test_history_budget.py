@@ -44,7 +44,8 @@ def chat_agent(make_context: Callable[..., Context], monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(nodes.classify, "get_chat_model", lambda name, **kwargs: FakeRewriter())
     monkeypatch.setattr(nodes.generate_grounded, "get_chat_model",
                         lambda name, **kwargs: GenericFakeChatModel(messages=iter([AIMessage(ANSWER)] * 10)))
-    return lambda **settings: Agent(make_context(**settings), InMemorySaver())
+    # About the prompt's history, not the gate: every turn goes on to the (fake) model.
+    return lambda **settings: Agent(make_context(**{"score_threshold": 0.0, **settings}), InMemorySaver())
 
 
 def test_older_turns_are_left_out_of_the_prompt_and_the_user_is_told_once(chat_agent: Callable[..., Agent]) -> None:
