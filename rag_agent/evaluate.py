@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import uuid
 from pathlib import Path
@@ -140,12 +141,23 @@ def _share(values: list[bool]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def answer_defects(answer: str) -> list[str]:
+    """Name what is broken in an answer's text: a lead-in cut off with ":.", or a code fence with an empty body."""
+    found = [":." for _ in [0] if ":." in answer]
+    found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
+    return found
+
+
 def answers(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Return answer keyword recall over the turns that carry keywords, and answers containing ":."."""
     recalls = [r["keyword_recall"] for r in records if r.get("keyword_recall") is not None]
     return {"answer_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None,
             "count_with_keywords": len(recalls), "flagged": sum(bool(r.get("flagged")) for r in records),
-            "answers_with_colon_period": sum(":." in r.get("answer", "") for r in records)}
+            "answers_with_colon_period": sum(":." in r.get("answer", "") for r in records),
+            "answers_with_defects": sum(bool(answer_defects(r.get("answer", ""))) for r in records)}
 
 
 def abstention_split(out: list[dict[str, Any]]) -> dict[str, Any]:

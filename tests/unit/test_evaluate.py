@@ -179,3 +179,9 @@ def test_keyword_recall_near_miss_selection_and_class_figures() -> None:
     assert (m["selection_answered"], m["selection_refused"]) == ("1/1", "0/1")
     assert m["count_out_of_scope"] == 4  # selection cases are reported apart
     assert m["by_class"]["UNANSWERABLE"] == {"n": 1, "answered": 0.0, "abstained": 1.0}
+
+
+def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
+    assert evaluate.answer_defects("Common joint types include:. [1]") == [":."]
+    assert evaluate.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
+    assert evaluate.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
