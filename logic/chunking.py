@@ -16,6 +16,7 @@ _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+MAX_FRONT_MATTER = 20_000  # characters; a page's title, slug and tags fit in far less
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")  # Docusaurus `## Heading {#custom-id}`
 
 
@@ -69,16 +70,39 @@ def slugify(heading: str) -> str:
     return _SLUG_DROP.sub("", text).replace(" ", "-")
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """Separate YAML front matter from the Markdown body; bad YAML is treated as no front matter."""
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases, which front matter never needs.
+
+    A few hundred bytes of nested aliases expand to gigabytes once a value is turned into text.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Refuse an alias where the safe loader would expand it."""
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases are not allowed in front matter",
+                                              self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+        return super().compose_node(parent, index)
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, Any], str, str]:
+    """Return (front matter, Markdown body, why the front matter was ignored or "")."""
     match = _FRONT_MATTER.match(text)
     if not match:
-        return {}, text
+        return {}, text, ""
+    if len(match.group(1)) > MAX_FRONT_MATTER:
+        return {}, text[match.end():], f"front matter longer than {MAX_FRONT_MATTER} characters, ignored"
     try:
-        data = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError:
-        data = {}
-    return (data if isinstance(data, dict) else {}), text[match.end():]
+        data = yaml.load(match.group(1), Loader=_NoAliasLoader) or {}  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        return {}, text[match.end():], f"front matter ignored: {problem}"
+    return (data if isinstance(data, dict) else {}), text[match.end():], ""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Separate YAML front matter from the Markdown body; bad YAML is treated as no front matter."""
+    data, body, _ = parse_front_matter(text)
+    return data, body
 
 
 def _sections(body: str) -> list[tuple[int, str, list[str]]]:

@@ -7,8 +7,13 @@ import unicodedata
 
 from logic.errors import InvalidInputError
 
-# ANSI escape sequences, then C0/C1 controls except tab and newline.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# Terminal escape sequences, whole: strings (OSC such as ESC]52 clipboard writes and window titles,
+# DCS, SOS, PM, APC) up to their terminator, CSI (ESC[ or 8-bit 0x9b: clear screen, cursor moves),
+# then any other ESC + one character. Removing only the ESC would leave an OSC payload as text.
+_ANSI = re.compile(
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]{0,4096}(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b[ -~]?")
+# C0/C1 controls except tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Zero-width, bidi controls and Unicode tag characters: invisible text that can smuggle instructions.
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
@@ -26,6 +31,11 @@ def _clean(content: object, what: str) -> str:
         raise InvalidInputError(f"the {what} contains invalid Unicode (lone surrogates)")
     text = _INVISIBLE.sub("", _CONTROL.sub("", _ANSI.sub("", content)))
     return unicodedata.normalize("NFC", text).strip()
+
+
+def printable(text: str) -> str:
+    """Return text safe to write to a terminal: no escape sequences, no control characters but tab and newline."""
+    return _CONTROL.sub("", _ANSI.sub("", text))
 
 
 def clean_question(content: object, max_chars: int = 1000) -> str:

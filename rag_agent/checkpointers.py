@@ -58,8 +58,24 @@ def open_sqlite(path: Path) -> SqliteSaver:
         # ~5 checkpoints (measured: most of the graph's overhead, docs/benchmarks.md).
         conn.execute("PRAGMA synchronous = NORMAL")
     except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot use the checkpoint database {path}: {exc}") from exc
+        raise StorageError(f"cannot use the conversation store (checkpoint database {path}): {exc}; "
+                           f"{SQLITE_REMEDY}") from exc
     return saver
+
+
+SQLITE_REMEDY = ("if another process holds it, retry; if the file is damaged, move it aside to start "
+                 "conversations afresh, or set RAG_AGENT_CHECKPOINTER to another store")
+
+
+def location(saver: BaseCheckpointSaver[Any]) -> str:
+    """Name where a checkpointer keeps conversations, for error messages (never a password)."""
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        try:
+            return f"checkpoint database {conn.execute('PRAGMA database_list').fetchone()[2]}"
+        except sqlite3.Error:
+            return "SQLite checkpoint database"
+    return "Postgres checkpoint database" if isinstance(saver, PostgresSaver) else type(saver).__name__
 
 
 class PooledPostgresSaver(PostgresSaver):

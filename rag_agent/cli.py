@@ -11,8 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context, SettingsError
-from rag_agent import cli_memory
-from rag_agent.cli_output import EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_code, print_answer, print_event
+from rag_agent import cli_ingest, cli_memory
+from rag_agent.cli_output import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    dump_json,
+    exit_code,
+    print_answer,
+    print_event,
+)
 from rag_agent.logs import install_redaction
 
 
@@ -26,20 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--collection", help="collection name (default 'docs')")
     sub = parser.add_subparsers(dest="command", required=True)
-    ingest = sub.add_parser("ingest", help="index a folder (.md/.mdx/.html), a site root URL or a sitemap.xml URL")
-    ingest.add_argument("path", help="folder, file, http(s) site root or sitemap URL")
-    ingest.add_argument("--base-url", default="", help="site URL the pages are published under")
-    ingest.add_argument("--recreate", action="store_true", help="rebuild the collection from scratch")
-    ingest.add_argument("--retrieval", choices=["hybrid", "dense"],
-                        help="hybrid (dense + BM25 keywords, fused) or dense only; default: the collection's "
-                             "current mode, hybrid for a new one; changing it needs --recreate")
-    ingest.add_argument("--include", action="append", default=[], metavar="GLOB", help="only URLs/paths matching")
-    ingest.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip URLs/paths matching")
-    ingest.add_argument("--chunk-tokens", type=int, default=200, help="chunk size in tokens (default 200)")
-    ingest.add_argument("--chunk-overlap", type=int, default=0, help="tokens repeated across a cut (default 0)")
-    ingest.add_argument("--concurrency", type=int, default=4, help="parallel page fetches (default 4)")
-    ingest.add_argument("--timeout", type=float, default=15.0, help="seconds per HTTP request (default 15)")
-    ingest.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors (default 3)")
+    cli_ingest.add_command(sub)
     ask = sub.add_parser("ask", help="ask one question")
     ask.add_argument("question")
     ask.add_argument("--thread", help="conversation id to continue")
@@ -85,35 +80,6 @@ def _context(args: argparse.Namespace) -> Context:
     return Context.from_mapping({k: v for k, v in values.items() if v is not None})
 
 
-def _ingest(args: argparse.Namespace, ctx: Context) -> int:
-    """Index a folder or site and print what changed; unreadable pages are listed on stderr."""
-    from logic.errors import InvalidInputError
-    from tools.crawl import Fetcher
-    from tools.embeddings import get_embeddings, resolve_name
-    from tools.ingest import Settings, ingest
-    from tools.sources import collect
-
-    name, tty = resolve_name(ctx.embedding_model), sys.stderr.isatty()
-    tokens, overlap = getattr(args, "chunk_tokens", 200), getattr(args, "chunk_overlap", 0)
-    if not 32 <= tokens <= 2048 or not 0 <= overlap < tokens // 2:
-        raise InvalidInputError("--chunk-tokens must be 32-2048 and --chunk-overlap 0 to less than half of it")
-    fetcher = Fetcher(concurrency=max(1, getattr(args, "concurrency", 4)), timeout=getattr(args, "timeout", 15.0),
-                      retries=max(0, getattr(args, "retries", 3)))
-    found = collect(str(args.path), args.base_url, getattr(args, "include", []), getattr(args, "exclude", []),
-                    fetcher, progress=tty)
-    for where, reason in {**found.failed, **found.skipped}.items():
-        print(f"rag-agent: skipped {where}: {reason}", file=sys.stderr)
-    report = ingest(found, data_dir=Path(ctx.data_dir), collection=ctx.collection, embeddings=get_embeddings(name),
-                    embedding_model=name, recreate=args.recreate, source_root=str(args.path),
-                    settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap, progress=tty,
-                                      retrieval=getattr(args, "retrieval", None)))
-    for warning in report.warnings:
-        print(f"rag-agent: warning: {warning}", file=sys.stderr)
-    print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
-          f"unchanged {report.unchanged} documents; {len(report.failed)} failed; {report.embedded} chunks embedded, "
-          f"{report.chunks} chunks in {ctx.collection!r} ({name}, {report.retrieval} retrieval) "
-          f"in {report.seconds:.1f}s")
-    return EXIT_OK
 
 
 def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
@@ -128,11 +94,26 @@ def _scope(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
         filters[key.strip()] = value.strip()
     if args.context is None:
         return None, filters
+    return _read_context(args.context), filters
+
+
+def _read_context(name: str) -> str:
+    """Read a --context file (or stdin) up to the selection limit; a longer input is refused, not read whole."""
+    from logic.errors import InvalidInputError
+    from logic.validation import MAX_SELECTION_CHARS
+
     try:
-        text = sys.stdin.read() if args.context == "-" else Path(args.context).read_text(encoding="utf-8")
+        if name == "-":
+            text = sys.stdin.read(MAX_SELECTION_CHARS + 1)
+        else:
+            with open(name, encoding="utf-8") as handle:  # a device such as /dev/zero never ends
+                text = handle.read(MAX_SELECTION_CHARS + 1)
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read the --context file {args.context}: {exc}") from exc
-    return text, filters
+        raise InvalidInputError(f"cannot read the --context file {name}: {exc}") from exc
+    if len(text) > MAX_SELECTION_CHARS:
+        raise InvalidInputError(f"the --context input {name} is longer than {MAX_SELECTION_CHARS} characters "
+                                "(the selection limit); select a shorter passage")
+    return text
 
 
 def _ask(args: argparse.Namespace, ctx: Context) -> int:
@@ -142,7 +123,7 @@ def _ask(args: argparse.Namespace, ctx: Context) -> int:
     selection, filters = _scope(args)
     if args.json:
         result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters)
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(dump_json(result, indent=2))
     else:
         result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters,
                                 on_answer=print_event)
@@ -155,13 +136,14 @@ def _chat(args: argparse.Namespace, ctx: Context) -> int:
     import uuid
 
     from logic.errors import InvalidInputError
+    from logic.validation import printable
     from rag_agent.service import Agent
 
     if args.context == "-":
         raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
     selection, filters = _scope(args)  # kept for the whole session
     agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
-    print(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit quits")
+    print(printable(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit quits"))
     while True:
         try:
             line = input("you> ")
@@ -232,7 +214,7 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
     if args.corpus:
         ctx = Context.from_mapping({**vars(ctx), "collection": f"eval-{ctx.collection}"})
         args.path, args.base_url, args.recreate = args.corpus, "", True
-        _ingest(args, ctx)
+        cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
     questions = evaluate.load_questions(args.questions, args.near_miss)
     conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
     root = args.selection_root or args.corpus
@@ -302,17 +284,18 @@ def main(argv: list[str] | None = None) -> int:
     install_redaction()  # every command, not only those that build an Agent
     args = _parser().parse_args(argv)
     from logic.errors import AgentError
+    from logic.validation import printable
 
     try:
         ctx = _context(args)
-        handler = {"ingest": _ingest, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
+        handler = {"ingest": cli_ingest.run, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
                    "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
-        print(f"rag-agent: invalid setting: {exc}", file=sys.stderr)
+        print(printable(f"rag-agent: invalid setting: {exc}"), file=sys.stderr)
         return EXIT_INVALID
-    except AgentError as exc:
-        print(f"rag-agent: {exc.message} ({exc.code})", file=sys.stderr)
+    except AgentError as exc:  # messages may quote a filter value or a path: printed without escapes
+        print(printable(f"rag-agent: {exc.message} ({exc.code})"), file=sys.stderr)
         return EXIT_INVALID if exc.code == "INVALID_INPUT" else EXIT_FAILED
 
 

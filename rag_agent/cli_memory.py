@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from graph.context import Context
-from rag_agent.cli_output import exit_code, print_answer
+from rag_agent.cli_output import dump_json, exit_code, print_answer
 
 
 def add_commands(sub: Any) -> None:
@@ -30,7 +30,7 @@ def resume(args: argparse.Namespace, ctx: Context) -> int:
     with Agent(ctx) as agent:
         result = agent.resume(args.thread)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(dump_json(result, indent=2))
     else:
         print_answer(result)
     return exit_code(result)

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
+
+from logic.validation import printable
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 def print_answer(result: dict[str, Any], streamed: bool = False) -> None:
     """Print an answer (unless it was already streamed) and its sources for a person."""
-    print("" if streamed else result["answer"])
+    # Everything shown comes from documents, the model or the user: no escape sequence gets through.
+    print("" if streamed else printable(result["answer"]))
     for c in result["citations"]:
-        print(f"  [{c['index']}] {' › '.join([c['title'], *c['heading_hierarchy']])} — {c['source_url']}")
+        where = " › ".join([c["title"], *c["heading_hierarchy"]])
+        print(printable(f"  [{c['index']}] {where} — {c['source_url']}"))
 
 
 def print_event(event: dict[str, str]) -> None:
     """Print an answer event as it arrives; a replacement starts on a fresh line."""
     if "answer_replace" in event:
-        sys.stdout.write("\n" + event["answer_replace"])
+        sys.stdout.write("\n" + printable(event["answer_replace"]))
     else:
-        sys.stdout.write(event["answer_delta"])
+        sys.stdout.write(printable(event["answer_delta"]))
     sys.stdout.flush()
 
 
@@ -29,3 +34,9 @@ def exit_code(result: dict[str, Any]) -> int:
     if result["status"] != "error":
         return EXIT_OK
     return EXIT_INVALID if (result["error"] or {}).get("code") == "INVALID_INPUT" else EXIT_FAILED
+
+
+def dump_json(value: Any, indent: int | None = None) -> str:
+    """Serialise for a terminal: like json.dumps, with C1 controls (which JSON allows raw) escaped too."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return "".join(f"\\u{ord(ch):04x}" if "\x7f" <= ch <= "\x9f" else ch for ch in text)

@@ -23,7 +23,7 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent.checkpointers import STORE_ERRORS, cross_process_lock, open_checkpointer
+from rag_agent.checkpointers import SQLITE_REMEDY, STORE_ERRORS, cross_process_lock, location, open_checkpointer
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -120,7 +120,8 @@ class Agent:
             state = _failure(exc)
         except STORE_ERRORS as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            state = _failure(StorageError(f"the conversation store failed: {exc}"))
+            state = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
+                                          f"{SQLITE_REMEDY}"))
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
         result = response(state, thread_id, time.perf_counter() - start)

@@ -1,37 +1,28 @@
-"""Which pages a site has and what they say: sitemaps (and indexes) or a same-site crawl, fetched politely."""
+"""Which pages a site has: sitemaps (and indexes) or a crawl by links, always inside the site the user named."""
 
 from __future__ import annotations
 
-import gzip
+import io
 import logging
-import time
+import zlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from urllib.parse import urldefrag, urlsplit
 
 import httpx
 from lxml import etree
 
-from tools.webpage import html_to_markdown
+from tools.fetch import Fetcher, Page
+from tools.sitescope import SiteScope
 
+__all__ = ["Fetcher", "Page", "crawl", "find_sitemap", "parse_sitemap", "read_robots", "selected", "sitemap_urls"]
 log = logging.getLogger(__name__)
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-GONE_STATUSES = frozenset({404, 410})
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-MAX_BYTES = 20_000_000  # a docs page is far smaller; anything bigger is not worth indexing
+SITEMAP_MAX_BYTES = 50_000_000  # the sitemaps.org limit for one uncompressed sitemap
+SITEMAP_MAX_URLS = 50_000  # the sitemaps.org limit of entries per sitemap
 
 
-@dataclass
-class Page:
-    """One fetched URL: its Markdown and links when it is an HTML page, else why it was not."""
-
-    url: str
-    status: str  # "ok", "skipped" (not HTML), "gone" (404/410), "failed"
-    markdown: str = ""
-    links: list[str] = field(default_factory=list)
-    detail: str = ""
+class SitemapTooLargeError(ValueError):
+    """A sitemap past the protocol's limits (often a decompression bomb)."""
 
 
 def selected(url: str, include: list[str], exclude: list[str]) -> bool:
@@ -44,89 +35,37 @@ def selected(url: str, include: list[str], exclude: list[str]) -> bool:
     return (not include or hit(include)) and not hit(exclude)
 
 
-class Fetcher:
-    """An HTTP client with timeouts, bounded concurrency and retries with backoff."""
-
-    def __init__(self, *, concurrency: int = 4, timeout: float = 15.0, retries: int = 3, backoff: float = 0.5) -> None:
-        self.concurrency, self.retries, self.backoff = concurrency, retries, backoff
-        self.client = httpx.Client(
-            timeout=timeout, follow_redirects=True, limits=httpx.Limits(max_connections=concurrency),
-            headers={"User-Agent": "rag-agent-ingest/0.1 (+docs indexer)"},
-        )
-
-    def close(self) -> None:
-        """Release the connection pool."""
-        self.client.close()
-
-    def _wait(self, attempt: int, response: httpx.Response | None) -> float:
-        """Return how long to wait before retrying: the server's Retry-After, else exponential backoff."""
-        after = response.headers.get("Retry-After", "") if response is not None else ""
-        delay = float(after) if after.isdigit() else self.backoff * 2**attempt
-        return min(delay, 30.0)
-
-    def get(self, url: str, *, html_only: bool = False) -> tuple[httpx.Response, bytes]:
-        """GET a URL, retrying 429/5xx and connection errors; the body is skipped for non-HTML when asked."""
-        for attempt in range(self.retries + 1):
-            try:
-                with self.client.stream("GET", url) as response:
-                    if response.status_code in RETRY_STATUSES and attempt < self.retries:
-                        time.sleep(self._wait(attempt, response))
-                        continue
-                    kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                    if html_only and (response.status_code != 200 or kind not in HTML_TYPES):
-                        return response, b""  # a PDF or image is never downloaded just to be skipped
-                    return response, _read(response)
-            except httpx.TransportError:
-                if attempt >= self.retries:
-                    raise
-                time.sleep(self._wait(attempt, None))
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    def page(self, url: str) -> Page:
-        """Fetch one page and convert it; every failure becomes a Page with a reason, never an exception."""
-        try:
-            response, body = self.get(url, html_only=True)
-        except httpx.HTTPError as exc:
-            return Page(url, "failed", detail=f"{type(exc).__name__}: {exc}")
-        if response.status_code in GONE_STATUSES:
-            return Page(url, "gone", detail=f"HTTP {response.status_code}")
-        if response.status_code != 200:
-            return Page(url, "failed", detail=f"HTTP {response.status_code}")
-        if not body:
-            kind = response.headers.get("Content-Type", "unknown type")
-            return Page(url, "skipped", detail=f"not HTML ({kind})")
-        try:
-            markdown, links = html_to_markdown(body, str(response.url))
-        except Exception as exc:  # a page the parser chokes on is reported, never fatal to the run
-            return Page(url, "failed", detail=f"cannot parse: {type(exc).__name__}")
-        return Page(url, "ok", markdown=markdown, links=links)
-
-    def pages(self, urls: list[str]) -> Iterator[Page]:
-        """Fetch pages with at most `concurrency` requests in flight, yielding them in the given order."""
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            yield from pool.map(self.page, urls)
-
-
-def _read(response: httpx.Response) -> bytes:
-    """Read a streamed body up to MAX_BYTES."""
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_BYTES:
-            raise httpx.DecodingError(f"body larger than {MAX_BYTES} bytes")
-    return b"".join(chunks)
+def _inflate(body: bytes) -> bytes:
+    """Return a gzipped body's content, refusing to inflate past SITEMAP_MAX_BYTES."""
+    if body[:2] != b"\x1f\x8b":
+        return body
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    # max_length stops the inflation itself: a 1 MB bomb never becomes gigabytes in memory.
+    content = inflater.decompress(body, SITEMAP_MAX_BYTES + 1)
+    if len(content) > SITEMAP_MAX_BYTES:
+        raise SitemapTooLargeError(f"inflates to more than {SITEMAP_MAX_BYTES} bytes")
+    return content
 
 
 def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
     """Return (page URLs, child sitemap URLs) from a sitemap or sitemap index, gzipped or not."""
-    if body[:2] == b"\x1f\x8b":
-        body = gzip.decompress(body)
-    # No entity expansion and no network: a sitemap is untrusted input.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-    root = etree.fromstring(body, parser=parser)
-    kind = etree.QName(root).localname
-    locs = [str(el.text).strip() for el in root.iter() if etree.QName(el).localname == "loc" and el.text]
+    locs: list[str] = []
+    kind = ""
+    # No entity expansion and no network: a sitemap is untrusted input. Parsed as a stream, each
+    # entry cleared once read, so memory follows the entries kept, not the document's tree.
+    events = etree.iterparse(io.BytesIO(_inflate(body)), events=("start", "end"), resolve_entities=False,
+                             no_network=True, huge_tree=False)
+    for event, element in events:
+        name = etree.QName(element).localname
+        if event == "start":
+            kind = kind or name
+            continue
+        if name == "loc" and element.text:
+            locs.append(str(element.text).strip())
+            if len(locs) > SITEMAP_MAX_URLS:
+                raise SitemapTooLargeError(f"lists more than {SITEMAP_MAX_URLS} URLs")
+        if name in ("url", "sitemap"):
+            element.clear()
     return ([], locs) if kind == "sitemapindex" else (locs, [])
 
 
@@ -136,11 +75,14 @@ def sitemap_urls(fetcher: Fetcher, url: str, failures: list[tuple[str, str]], de
         response, body = fetcher.get(url)
         response.raise_for_status()
         pages, children = parse_sitemap(body)
-    except (httpx.HTTPError, etree.XMLSyntaxError, OSError) as exc:
+    except (httpx.HTTPError, etree.XMLSyntaxError, OSError, ValueError) as exc:
         failures.append((url, f"sitemap unreadable: {type(exc).__name__}: {exc}"))
         return []
     for child in children:
-        if depth < 3:  # indexes nest at most once in practice; the bound stops a cycle
+        reason = fetcher.scope.refused_request(child) if fetcher.scope else ""
+        if reason:
+            failures.append((child, f"sitemap not followed: {reason}"))
+        elif depth < 3:  # indexes nest at most once in practice; the bound stops a cycle
             pages.extend(sitemap_urls(fetcher, child, failures, depth + 1))
     return list(dict.fromkeys(urldefrag(p)[0] for p in pages))
 
@@ -158,9 +100,23 @@ def find_sitemap(fetcher: Fetcher, root: str) -> str | None:
     return None
 
 
+def read_robots(fetcher: Fetcher, scope: SiteScope) -> None:
+    """Load the site's robots.txt into the scope (no file, or one that cannot be fetched: no rules)."""
+    try:
+        response, body = fetcher.get(f"{scope.origin_url()}/robots.txt")
+        scope.read_robots(response.status_code, body[:500_000])
+    except httpx.HTTPError as exc:
+        log.warning("robots.txt unreadable (%s); no rules applied", exc)
+        scope.read_robots(0, b"")
+
+
 def crawl(fetcher: Fetcher, root: str, include: list[str], exclude: list[str], max_pages: int) -> Iterator[Page]:
-    """Visit same-site pages under `root` breadth-first by their links, wave by wave."""
-    prefix = root if root.endswith("/") else root.rsplit("/", 1)[0] + "/"
+    """Visit the site's pages under `root` breadth-first by their links, wave by wave."""
+    scope = fetcher.scope or SiteScope(root)
+    refused = scope.refused_page(root)
+    if refused:  # the root itself may be disallowed by robots.txt
+        yield Page(root, "skipped", detail=refused)
+        return
     seen, frontier = {root}, [root]
     while frontier:
         wave, frontier = frontier, []
@@ -168,7 +124,8 @@ def crawl(fetcher: Fetcher, root: str, include: list[str], exclude: list[str], m
             yield page
             for link in page.links:
                 link = link.split("?", 1)[0]
-                if link.startswith(prefix) and link not in seen and len(seen) < max_pages \
+                if link not in seen and len(seen) < max_pages and not scope.refused_page(link) \
                         and selected(link, include, exclude):
                     seen.add(link)
                     frontier.append(link)
+

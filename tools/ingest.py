@@ -5,28 +5,26 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
 import time
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
-from tqdm import tqdm
 
 from logic import lexical
-from logic.chunking import Passage, chunk_markdown
-from logic.errors import IndexMismatchError, InvalidInputError
-from tools import lexicon_store, manifest, sources, sparse, vectorstore
+from logic.errors import IndexMismatchError, InvalidInputError, StorageError
+from tools import lexicon_store, manifest, sources, upsert, vectorstore
+from tools.upsert import Settings, to_document
 
 log = logging.getLogger(__name__)
+WRITE_REMEDY = "free disk space or make the data folder writable, then re-run ingest (finished pages are kept)"
 LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
-_ID_NAMESPACE = uuid.UUID("6f1c2a52-52f4-4d0e-9a57-0d6c2d1b7a10")
 page_url = sources.page_url  # kept importable from here for existing callers
+__all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "to_document"]
 
 
 @dataclass
@@ -41,43 +39,10 @@ class IngestReport:
     embedded: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)  # indexed, but not exactly as written
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     retrieval: str = ""
-
-
-@dataclass
-class Settings:
-    """How documents are chunked and written."""
-
-    chunk_tokens: int = 200
-    chunk_overlap: int = 0
-    batch_size: int = 64
-    progress: bool = True
-    # "dense" or "hybrid"; None keeps an existing collection's mode and gives a new one the default.
-    retrieval: str | None = None
-
-
-def to_document(chunk: Passage, url: str) -> tuple[str, Document]:
-    """Return the chunk's deterministic point id and the document stored for it."""
-    point_id = str(uuid.uuid5(_ID_NAMESPACE, f"{chunk.source}\n{chunk.chunk_index}\n{chunk.sha256}"))
-    folders = chunk.source.split("/")[:-1]
-    metadata = {
-        "chunk_id": point_id,
-        "source": chunk.source,
-        "source_url": f"{url}#{chunk.anchor}" if chunk.anchor else url,
-        "title": chunk.title,
-        "heading_hierarchy": chunk.heading_hierarchy,
-        "anchor": chunk.anchor,
-        # The first folder is the course module / docs section, the path without extension the chapter.
-        "module_name": folders[0] if folders else "",
-        "chapter_id": chunk.source.rsplit(".", 1)[0] if "." in chunk.source.rsplit("/", 1)[-1] else chunk.source,
-        "chunk_index": chunk.chunk_index,
-        "token_count": chunk.token_count,
-        "sha256": chunk.sha256,
-        "text": chunk.body,
-    }
-    return point_id, Document(page_content=chunk.embedding_text(), metadata=metadata)
 
 
 def document_hash(url: str, text: str, settings: Settings) -> str:
@@ -114,7 +79,7 @@ def _retrieval_mode(info: dict[str, Any] | None, collection: str, wanted: str | 
 
 
 def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str, embeddings: Embeddings,
-                     embedding_model: str, recreate: bool, retrieval: str | None = None) -> dict[str, Any]:
+                     embedding_model: str, recreate: bool, retrieval: str | None, data_dir: Path) -> dict[str, Any]:
     """Check the embedder and mode, (re)create the collection if needed, and return its manifest entry."""
     info: dict[str, Any] | None = data["collections"].get(collection)
     if info and info["embedding_model"] != embedding_model and not recreate:
@@ -125,14 +90,18 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
     mode = _retrieval_mode(info, collection, retrieval, recreate)
     dimension = len(embeddings.embed_query("dimension probe"))
     if recreate or not info or not client.collection_exists(collection):
-        if client.collection_exists(collection):
-            client.delete_collection(collection)
         # A calibration belongs to the index and survives a rebuild of the same collection; without
         # one, the embedder's shipped default applies (manifest.threshold).
         kept: dict[str, Any] = {}
         if info and not recreate:
             kept = {k: info[k] for k in ("threshold", "calibration") if k in info}
         info = {**kept, "documents": {}, "pending": []}
+        # The reset is on disk before the collection goes: a run killed in between leaves a manifest
+        # that lists nothing, so the next run re-indexes every page instead of calling them unchanged.
+        data["collections"][collection] = {**info, "embedding_model": embedding_model, "retrieval": mode}
+        manifest.save(data_dir, data)
+        if client.collection_exists(collection):
+            client.delete_collection(collection)
     info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
     vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
@@ -141,43 +110,66 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
     return info
 
 
-def _batches(changed: list[str], chunks: dict[str, list[Passage]], size: int) -> Iterator[list[str]]:
-    """Group pages into batches of about `size` chunks; a page is never split across batches."""
-    batch: list[str] = []
-    count = 0
-    for source in changed:
-        batch.append(source)
-        count += len(chunks[source])
-        if count >= size:
-            yield batch
-            batch, count = [], 0
-    if batch:
-        yield batch
-
-
 def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddings: Embeddings,
            embedding_model: str, recreate: bool = False, source_root: str = "",
            settings: Settings | None = None) -> IngestReport:
-    """Index the documents found, embedding only new and changed pages and deleting removed ones."""
+    """Index the documents found, embedding only new and changed pages and deleting removed ones.
+
+    Storage failures (a full or read-only disk, a corrupt file) become a StorageError naming the part
+    and the file; a page is recorded only once stored, so re-running after the fix completes the index.
+    """
     settings, started = settings or Settings(), time.perf_counter()
     if not found.docs:
         reasons = "; ".join(f"{k}: {v}" for k, v in list(found.failed.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
-    client = vectorstore.open_client(data_dir)
-    data = manifest.load(data_dir)
-    info = _open_collection(client, data, collection, embeddings, embedding_model, recreate, settings.retrieval)
+    try:
+        report = _ingest(found, data_dir, collection, embeddings, embedding_model, recreate, source_root, settings)
+    except sqlite3.Error as exc:  # embedded Qdrant writes every point to SQLite
+        raise StorageError(f"cannot write the index (Qdrant storage in {Path(data_dir, 'qdrant')}): {exc}; "
+                           f"{WRITE_REMEDY}") from exc
+    except OSError as exc:
+        where = str(exc.filename or data_dir)
+        part = "index term statistics" if "lexicon" in where else "index"
+        raise StorageError(f"cannot write the {part} file {where}: {exc.strerror or exc}; {WRITE_REMEDY}") from exc
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _load_manifest(data_dir: Path, recreate: bool) -> tuple[dict[str, Any], str]:
+    """Read the manifest; for --recreate an unreadable one is set aside, so a rebuild always works."""
+    try:
+        return manifest.load(data_dir), ""
+    except StorageError as exc:
+        if not recreate:
+            raise
+        moved = manifest.set_aside(data_dir)
+        return {"collections": {}}, f"{exc.message.split(';')[0]}; it was moved to {moved} and rebuilt"
+
+
+def _ingest(found: sources.Collected, data_dir: Path, collection: str, embeddings: Embeddings,
+            embedding_model: str, recreate: bool, source_root: str, settings: Settings) -> IngestReport:
+    """Reconcile the index with the documents found (see `ingest`)."""
+    client = vectorstore.open_client(data_dir, recreate=collection if recreate else "")
+    data, recovered = _load_manifest(data_dir, recreate)
+    info = _open_collection(client, data, collection, embeddings, embedding_model, recreate, settings.retrieval,
+                            data_dir)
     data["collections"][collection] = info
     known: dict[str, str] = info["documents"]
+    # What the index really holds, which a run killed mid-write can leave different from the manifest:
+    # pages stored but never recorded, or recorded but no longer stored (a collection dropped by --recreate).
+    stored = vectorstore.stored_sources(client, collection)
     # Pages a previous run was writing when it stopped may hold partial chunks: clean them like updates.
-    dirty = set(known) | set(info.get("pending", []))
+    dirty = set(known) | set(info.get("pending", [])) | stored
     hashes = {s: document_hash(url, text, settings) for s, (url, text) in found.docs.items()}
-    changed = [s for s in found.docs if known.get(s) != hashes[s]]
+    empty = set(info.get("empty", []))  # pages with no chunks: nothing stored is expected of them
+    changed = [s for s in found.docs if known.get(s) != hashes[s] or (s not in stored and s not in empty)]
     # A page that failed to fetch keeps its chunks; only a complete listing (or a 404) proves a page is gone.
-    removed = [s for s in known
-               if s not in found.docs and (s in found.gone or (found.complete and s not in found.failed))]
+    removed = sorted(s for s in dirty
+                     if s not in found.docs and (s in found.gone or (found.complete and s not in found.failed)))
     report = IngestReport(added=sum(s not in known for s in changed), updated=sum(s in known for s in changed),
-                          removed=len(removed), unchanged=len(found.docs) - len(changed),
-                          failed=dict(found.failed), skipped=dict(found.skipped))
+                          removed=sum(s in known for s in removed), unchanged=len(found.docs) - len(changed),
+                          failed=dict(found.failed), skipped=dict(found.skipped), problems=dict(found.problems),
+                          warnings=[recovered] if recovered else [])
     vectorstore.delete_sources(client, collection, removed)
     for source in removed:
         known.pop(source, None)
@@ -187,7 +179,8 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     if touched:  # before and after the writes, so nothing read mid-ingest is kept under the final version
         manifest.new_version(info)
     manifest.save(data_dir, data)
-    report.embedded = _write(client, collection, embeddings, found, changed, hashes, dirty, data, data_dir, settings)
+    report.embedded = upsert.write(client, collection, embeddings, found, changed, hashes, dirty, data, data_dir,
+                                   settings)
     if touched:
         manifest.new_version(info)
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
@@ -200,48 +193,4 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
             f"{report.chunks} chunks is past what local mode handles well (~{LOCAL_MODE_LIMIT}); run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")
         log.warning(report.warnings[-1])
-    report.seconds = time.perf_counter() - started
     return report
-
-
-def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> sparse.BM25Encoder | None:
-    """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
-    if manifest.retrieval_mode(info) != vectorstore.HYBRID:
-        return None
-    # Fixed once per collection, so every chunk, old or new, is normalised against the same length.
-    if not info.get("bm25_average_length") and chunks:
-        texts = (c.embedding_text() for page in chunks.values() for c in page)
-        info["bm25_average_length"] = round(sparse.average_length(texts), 2)
-    return sparse.BM25Encoder(float(info.get("bm25_average_length") or 1.0))
-
-
-def _write(client: QdrantClient, collection: str, embeddings: Embeddings, found: sources.Collected,
-           changed: list[str], hashes: dict[str, str], dirty: set[str], data: dict[str, Any], data_dir: Path,
-           settings: Settings) -> int:
-    """Embed and upsert changed pages batch by batch, recording each batch in the manifest once it is stored."""
-    info = data["collections"][collection]
-    chunks = {s: chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap) for s in changed}
-    vstore = vectorstore.store(client, collection, embeddings, validate=False, sparse=_sparse_encoder(info, chunks))
-    total = sum(len(c) for c in chunks.values())
-    done_docs, started = 0, time.perf_counter()
-    with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:
-        for batch in _batches(changed, chunks, settings.batch_size):
-            info["pending"] = batch
-            manifest.save(data_dir, data)
-            pairs = [to_document(c, found.docs[s][0]) for s in batch for c in chunks[s]]
-            if pairs:
-                vstore.add_documents([d for _, d in pairs], ids=[i for i, _ in pairs], batch_size=settings.batch_size)
-            # New chunks are in before old ones go, so a changed page is never missing from the index.
-            vectorstore.delete_stale(client, collection, [s for s in batch if s in dirty], {i for i, _ in pairs})
-            for source in batch:
-                info["documents"][source] = hashes[source]
-                # The headings a `section` filter can name, checked before any search.
-                headings = {h for c in chunks[source] for h in c.heading_hierarchy}
-                info.setdefault("sections", {})[source] = sorted(headings)
-            done_docs += len(batch)
-            bar.update(sum(len(chunks[s]) for s in batch))
-            rate = done_docs / max(time.perf_counter() - started, 1e-9)
-            bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, {rate:.1f} docs/s")
-    info["pending"] = []
-    manifest.save(data_dir, data)
-    return total

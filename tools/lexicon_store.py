@@ -20,8 +20,12 @@ def save(data_dir: str | Path, collection: str, lexicon: Lexicon) -> None:
     path = path_for(data_dir, collection)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"chunks": lexicon.chunks, "df": lexicon.df}, separators=(",", ":")))
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps({"chunks": lexicon.chunks, "df": lexicon.df}, separators=(",", ":")))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk must not leave a half-written file behind
+        raise
 
 
 _loaded: dict[Path, tuple[int, Lexicon]] = {}

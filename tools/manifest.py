@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,26 +30,62 @@ def manifest_path(data_dir: str | Path) -> Path:
     return Path(data_dir) / "manifest.json"
 
 
+REMEDY = "run `rag-agent ingest PATH --recreate` to rebuild the index and its manifest"
+
+
 def load(data_dir: str | Path) -> dict[str, Any]:
     """Read the manifest, empty when nothing has been ingested."""
     path = manifest_path(data_dir)
     if not path.exists():
         return {"collections": {}}
     try:
-        data: dict[str, Any] = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise StorageError(f"cannot read the index manifest {path}: {exc}") from exc
-    return data
+        raise StorageError(f"cannot read the index manifest {path} ({exc}); {REMEDY}") from exc
+    problem = _shape_problem(data)
+    if problem:
+        raise StorageError(f"the index manifest {path} is not a rag-agent manifest ({problem}); {REMEDY}")
+    return dict(data)
+
+
+def _shape_problem(data: Any) -> str:
+    """Say what makes parsed JSON unusable as a manifest, or "" when it is one."""
+    if not isinstance(data, dict) or not isinstance(data.get("collections"), dict):
+        return "no 'collections' object"
+    for name, info in data["collections"].items():
+        if not isinstance(info, dict) or not isinstance(info.get("embedding_model"), str) \
+                or not isinstance(info.get("documents"), dict):
+            return f"collection {name!r} has no embedding model or document list"
+    return ""
+
+
+def set_aside(data_dir: str | Path) -> Path:
+    """Move an unreadable manifest out of the way (kept for inspection) and return where it went."""
+    path = manifest_path(data_dir)
+    target = path.with_name(f"{path.name}.corrupt-{datetime.now(UTC):%Y%m%d%H%M%S}")
+    try:
+        path.replace(target)
+    except OSError as exc:
+        raise StorageError(f"cannot move the unreadable index manifest {path} aside: {exc.strerror or exc}; "
+                           "delete it by hand and re-run ingest") from exc
+    return target
 
 
 def save(data_dir: str | Path, data: dict[str, Any]) -> None:
-    """Write the manifest atomically, so an interrupted write never leaves half a file."""
+    """Write the manifest atomically, so an interrupted write never leaves half a file (or a temp file)."""
     path = manifest_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    tmp = ""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise StorageError(f"cannot write the index manifest {path}: {exc.strerror or exc}; free disk space "
+                           "or make the folder writable, then re-run ingest (finished pages are kept)") from exc
 
 
 def collection_info(data_dir: str | Path, collection: str, embedding_model: str) -> dict[str, Any]:

@@ -8,13 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from logic.chunking import split_front_matter
+from logic.chunking import parse_front_matter, split_front_matter
 from logic.errors import InvalidInputError
-from tools.crawl import Fetcher, Page, crawl, find_sitemap, selected, sitemap_urls
+from logic.validation import printable
+from tools.crawl import Fetcher, Page, crawl, find_sitemap, read_robots, selected, sitemap_urls
+from tools.localfiles import NotADocumentError, inside, listing, read_document
+from tools.sitescope import SiteScope
 from tools.webpage import html_to_markdown
 
 log = logging.getLogger(__name__)
-SUFFIXES = {".md", ".mdx", ".html", ".htm"}
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Collected:
     failed: dict[str, str] = field(default_factory=dict)  # source or URL -> reason
     skipped: dict[str, str] = field(default_factory=dict)  # not a document (non-HTML, no text)
     gone: set[str] = field(default_factory=set)  # sources the site answered 404/410 for
+    problems: dict[str, str] = field(default_factory=dict)  # indexed, but not as written (encoding, front matter)
     complete: bool = True  # False when part of the listing (a sitemap) failed: then nothing is removed
 
 
@@ -47,24 +50,39 @@ def from_folder(root: Path, base_url: str = "", include: list[str] | None = None
                 exclude: list[str] | None = None) -> Collected:
     """Read every .md/.mdx/.html file under root (hidden folders skipped), converting HTML to Markdown."""
     found = Collected()
-    paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-    for path in paths:
+    for path in listing(root, found.skipped):
         source = path.name if path == root else path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in source.split("/")) or not selected(source, include or [],
                                                                                    exclude or []):
             continue
+        if not inside(path, root if root.is_dir() else root.parent):
+            found.skipped[source] = "symlink to a file outside the folder, not followed"
+            continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text, problem = read_document(path)
             if path.suffix in {".html", ".htm"}:
                 text = html_to_markdown(text)[0]
+        except NotADocumentError as exc:
+            found.skipped[source] = str(exc)
+            continue
         except Exception as exc:  # an unreadable file is reported and skipped, the others still index
             found.failed[source] = f"{type(exc).__name__}: {exc}"
             continue
-        if not text.strip():
-            found.skipped[source] = "no text"
-            continue
-        found.docs[source] = (page_url(source, text, base_url), text)
+        _add(found, source, text, base_url, problem)
     return found
+
+
+def _add(found: Collected, source: str, text: str, base_url: str, problem: str = "", url: str = "") -> None:
+    """File a document's text, without terminal escapes, noting what was wrong with it."""
+    text = printable(text)  # an escape sequence in a page must never reach a reader's terminal
+    front_problem = parse_front_matter(text)[2]
+    problem = "; ".join(p for p in (problem, front_problem) if p)
+    if problem:
+        found.problems[source] = problem
+    if not text.strip():
+        found.skipped[source] = "no text"
+        return
+    found.docs.setdefault(source, (url or page_url(source, text, base_url), text))
 
 
 def url_source(url: str, base_url: str) -> str:
@@ -85,13 +103,23 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
     include, exclude = include or [], exclude or []
     fetcher = fetcher or Fetcher()
     found, failures = Collected(), list[tuple[str, str]]()
+    scope = fetcher.scope = SiteScope(url)  # every request, redirect and listed page stays on this site
     try:  # the listing and the pages share one client, so one pool bounds all requests
+        read_robots(fetcher, scope)
         is_sitemap = urlsplit(url).path.endswith((".xml", ".xml.gz"))
         sitemap = url if is_sitemap else find_sitemap(fetcher, url)
         base = base_url or (url.rsplit("/", 1)[0] + "/" if is_sitemap else url)
         if sitemap:
-            urls = [u for u in sitemap_urls(fetcher, sitemap, failures) if selected(u, include, exclude)][:max_pages]
-            pages = fetcher.pages(urls)
+            urls = []
+            for listed in sitemap_urls(fetcher, sitemap, failures):
+                reason = scope.refused_page(listed)
+                if reason:
+                    found.skipped[listed] = f"not ingested: {reason}"
+                elif selected(listed, include, exclude):
+                    urls.append(listed)
+            if len(urls) > max_pages:
+                failures.append((sitemap, f"lists {len(urls)} pages; only the first {max_pages} were read"))
+            pages = fetcher.pages(urls[:max_pages])
         else:
             pages = crawl(fetcher, url, include, exclude, max_pages)
         for page in pages:
@@ -102,16 +130,17 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
         fetcher.close()
     for where, reason in failures:
         found.failed[where] = reason
-    found.complete = not failures
+    # A listing cut short (a failed sitemap, the crawl's time limit) proves nothing about missing pages.
+    found.complete = not failures and not fetcher.crawl_expired()
     return found
 
 
 def _collect(found: Collected, page: Page, source: str) -> None:
     """File one fetched page under documents, failures, skips or gone pages."""
-    if page.status == "ok" and page.markdown.strip():
-        found.docs.setdefault(source, (page.url, page.markdown))
-    elif page.status == "ok":
-        found.skipped[page.url] = "no text"
+    if page.status == "ok":
+        _add(found, source, page.markdown, "", url=page.url)
+        if source in found.skipped:
+            found.skipped[page.url] = found.skipped.pop(source)
     elif page.status == "skipped":
         found.skipped[page.url] = page.detail
     elif page.status == "gone":
@@ -120,17 +149,17 @@ def _collect(found: Collected, page: Page, source: str) -> None:
     else:
         found.failed[source] = f"{page.url}: {page.detail}"
     if page.status != "ok":
-        log.warning("skipped %s: %s", page.url, page.detail)
+        log.warning("skipped %s: %s", printable(page.url), printable(page.detail))
 
 
 def collect(location: str, base_url: str = "", include: list[str] | None = None, exclude: list[str] | None = None,
-            fetcher: Fetcher | None = None, progress: bool = False) -> Collected:
+            fetcher: Fetcher | None = None, progress: bool = False, max_pages: int = 5000) -> Collected:
     """Gather the documents of a folder, file, site root or sitemap URL."""
     if location.startswith(("http://", "https://")):
         from tqdm import tqdm
 
         with tqdm(unit="page", desc="fetching", disable=not progress) as bar:
-            return from_site(location, base_url, include, exclude, fetcher, on_page=lambda _: bar.update())
+            return from_site(location, base_url, include, exclude, fetcher, max_pages, on_page=lambda _: bar.update())
     root = Path(location)
     if not root.exists():
         raise InvalidInputError(f"nothing to ingest: {root} does not exist")

@@ -13,7 +13,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
 from qdrant_client import QdrantClient, models
 
-from logic.errors import RetrievalError, StorageError
+from logic.errors import RetrievalError
+from tools.qdrant_local import connect as _connect
 from tools.sparse import BM25Encoder
 
 DENSE, HYBRID = "dense", "hybrid"
@@ -27,32 +28,18 @@ _clients: dict[str, QdrantClient] = {}
 _lock = threading.Lock()
 
 
-def open_client(data_dir: str | Path) -> QdrantClient:
-    """Return this process's Qdrant client: one per local path, since local mode holds a file lock."""
+def open_client(data_dir: str | Path, *, recreate: str = "") -> QdrantClient:
+    """Return this process's Qdrant client: one per local path, since local mode holds a file lock.
+
+    With `recreate` (a collection about to be rebuilt), an unreadable storage file of that collection,
+    or of the index's own list of collections, is set aside instead of stopping the rebuild.
+    """
     url = os.environ.get("QDRANT_URL")
     key = url or str(Path(data_dir, "qdrant").resolve())
     with _lock:
         if key not in _clients:
-            _clients[key] = _connect(url, Path(key))
+            _clients[key] = _connect(url, Path(key), recreate)
         return _clients[key]
-
-
-def _connect(url: str | None, path: Path) -> QdrantClient:
-    """Create a client, turning a held lock or unwritable folder into a clear error."""
-    if url:
-        return QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY"), timeout=10)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        return QdrantClient(path=str(path))
-    except RuntimeError as exc:
-        if "already accessed" in str(exc):
-            raise StorageError(
-                f"the index at {path} is open in another process; stop it, or set QDRANT_URL "
-                "to share one Qdrant server between processes"
-            ) from exc
-        raise
-    except OSError as exc:
-        raise StorageError(f"cannot open the index folder {path}: {exc.strerror or exc}") from exc
 
 
 def close_clients() -> None:
@@ -183,6 +170,18 @@ def _document(point: models.ScoredPoint) -> Document:
     payload = point.payload or {}
     metadata = {**(payload.get("metadata") or {}), "_id": point.id}
     return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
+
+
+def stored_sources(client: QdrantClient, collection: str, batch: int = 1000) -> set[str]:
+    """Return the source of every stored chunk: what the index really holds, whatever the manifest says."""
+    found: set[str] = set()
+    offset = None
+    while True:
+        points, offset = client.scroll(collection, limit=batch, offset=offset, with_payload=["metadata.source"],
+                                       with_vectors=False)
+        found.update(str(((p.payload or {}).get("metadata") or {}).get("source", "")) for p in points)
+        if offset is None:
+            return found - {""}
 
 
 def iter_texts(client: QdrantClient, collection: str, batch: int = 1000) -> Iterator[str]:

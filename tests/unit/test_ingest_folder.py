@@ -90,7 +90,7 @@ def test_server_mode_indexes_source_and_module(tmp_path: Path, monkeypatch: pyte
     local = vectorstore.open_client(tmp_path / "data")
     indexed: list[str] = []
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # never contacted: the client is replaced below
-    monkeypatch.setattr(vectorstore, "open_client", lambda _: local)
+    monkeypatch.setattr(vectorstore, "open_client", lambda _, **_kw: local)
     monkeypatch.setattr(vectorstore, "ensure_payload_indexes", lambda _c, _n, fields: indexed.extend(fields))
     report = run(make_folder(tmp_path / "docs"), tmp_path / "data", HashEmbeddings(256))
     assert indexed == ["metadata.source", "metadata.module_name"] and not report.warnings

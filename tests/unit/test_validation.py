@@ -104,3 +104,17 @@ def test_non_latin_text_is_kept(text: str) -> None:
 def test_text_is_nfc_normalised() -> None:
     decomposed = "Cafe\u0301"
     assert clean_question(decomposed) == "Caf\u00e9"
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("copy\x1b]52;c;Y3VybCBldmls\x07 this", "copy this"),  # clipboard write, payload and all
+    ("title\x1b]0;pwned\x1b\\ bar", "title bar"),  # window title ended by ST
+    ("clear\x1b[2J\x1b[H screen", "clear screen"),
+    ("eight-bit\u009b2J csi\u009d0;t\u009c", "eight-bit csi"),
+    ("bell\x07 back\x08 cr\r del\x7f", "bell back cr del"),
+    ("tab\tand\nnewline stay; é 漢 😀 too", "tab\tand\nnewline stay; é 漢 😀 too"),
+])
+def test_printable_strips_escape_sequences_and_controls(raw: str, shown: str) -> None:
+    from logic.validation import printable
+
+    assert printable(raw) == shown

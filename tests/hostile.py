@@ -1,0 +1,130 @@
+"""Hostile-input helpers: tiny HTTP servers on loopback hosts, and the CLI run with its time and peak memory."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RAG_AGENT = str(Path(sys.executable).with_name("rag-agent"))
+# A guard, not the measure: a regression fails with MemoryError instead of taking the machine's memory.
+ADDRESS_SPACE_LIMIT = 1536 * 2**20
+Route = Callable[[BaseHTTPRequestHandler], None]
+
+
+def send(status: int, body: bytes = b"", kind: str = "text/html; charset=utf-8",
+         headers: dict[str, str] | None = None) -> Route:
+    """Return a route answering with a fixed status, body and headers."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        for key, value in {"Content-Type": kind, "Content-Length": str(len(body)), **(headers or {})}.items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer
+
+
+def drip(handler: BaseHTTPRequestHandler, headers_too: bool = False, every: float = 0.2) -> None:
+    """Answer one byte at a time, forever (until the client hangs up): the body, or the headers themselves."""
+    try:
+        if headers_too:
+            handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        else:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", "100000000")
+            handler.end_headers()
+        while True:
+            handler.wfile.write(b"a")
+            handler.wfile.flush()
+            time.sleep(every)
+    except OSError:
+        return
+
+
+class Server:
+    """An HTTP server on one loopback address, answering from `routes` (404 elsewhere) and counting hits."""
+
+    def __init__(self, host: str = "127.0.0.1", routes: dict[str, Route] | None = None) -> None:
+        self.routes, self.hits = routes or {}, Counter[str]()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's hook name
+                server.hits[self.path] += 1
+                server.routes.get(self.path, send(404, b"not found"))(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
+                return
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@dataclass
+class Run:
+    """One CLI run: what it printed, how it ended, how long it took and its peak resident memory."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_mb: float
+
+
+def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """Environment for a hermetic CLI run: hash embedder, no services, this data folder."""
+    drop = {"OPENAI_API_KEY", "OPENAI_BASE_URL", "COHERE_API_KEY", "QDRANT_URL", "RAG_AGENT_COLLECTION",
+            "RAG_AGENT_CHECKPOINTER"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    # Few malloc arenas keep the address-space guard meaningful with a thread pool.
+    return env | {"RAG_AGENT_DATA_DIR": str(data_dir), "RAG_AGENT_EMBEDDING_MODEL": "hash/256",
+                  "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MALLOC_ARENA_MAX": "2"} | extra
+
+
+def run_cli(data_dir: Path, *args: str, timeout: float = 180.0, stdin: str | None = None,
+            setup: Callable[[], None] | None = None, **env: str) -> Run:
+    """Run `rag-agent` in a subprocess and measure it with wait4 (the peak RSS of that child alone)."""
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
+        if setup:
+            setup()
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as given:
+        given.write((stdin or "").encode())
+        given.seek(0)
+        started = time.monotonic()
+        proc = subprocess.Popen([RAG_AGENT, *args], stdin=given, stdout=out, stderr=err,
+                                env=cli_env(data_dir, **env), preexec_fn=limits)  # noqa: PLW1509 - limits only
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - started
+        out.seek(0)
+        err.seek(0)
+        return Run(proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                   seconds, usage.ru_maxrss / 1024)
