@@ -75,7 +75,7 @@ def selection_text(question: dict[str, Any], root: Path | None) -> str | None:
         return None
     if root is None:
         raise ValueError(f"question {question.get('id', '')!r} has a selection_file; pass --corpus or --selection-root")
-    return (root / name).read_text(encoding="utf-8")
+    return (root / str(name)).read_text(encoding="utf-8")
 
 
 def run(agent: Agent, questions: list[dict[str, Any]], conversations: list[dict[str, Any]],
