@@ -45,7 +45,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
     by sentence. `similarity(query, texts)` (the embedder's cosine) ranks the candidates by meaning; word
     overlap with the question, the chunk's rank and a "how do I" question's preference for steps add to it.
     """
-    candidates = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
+    # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone.
+    candidates = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)
+                  if not (u.kind == "sentence" and u.body.endswith(":"))]
     if not candidates:
         return []
     query_terms = set(terms(query))

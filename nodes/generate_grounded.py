@@ -45,7 +45,7 @@ SOURCE_MARGIN = 0.1
 
 def _terminate(sentence: str) -> str:
     """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
-    return sentence if sentence.endswith((".", "!", "?", "\n")) else sentence + "."
+    return sentence if sentence.endswith((".", "!", "?", ":", "\n")) else sentence + "."
 
 
 def _relevance(chunk: Chunk) -> float:

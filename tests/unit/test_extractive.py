@@ -116,3 +116,9 @@ def test_the_embedder_ranks_candidates_by_meaning() -> None:
 def test_summarize_quotes_the_opening_sentences() -> None:
     picked = extract_answer("Summarize this page.", [BAKING])
     assert picked[0] == (0, "Bread dough needs flour, water, yeast and salt.")
+
+
+def test_a_lead_in_without_its_list_is_not_quoted_alone() -> None:
+    chunk = "Once Isaac Sim is running, configure the following:\n\n## Next steps\n\nIsaac Sim renders scenes with RTX."
+    quoted = " ".join(text for _, text in extract_answer("What should I configure in Isaac Sim?", [chunk]))
+    assert "configure the following:" not in quoted and ":." not in quoted
