@@ -1,45 +1,63 @@
-# Set-up is part of every target: a fresh clone needs only Python 3.11 and these commands.
-PYTHON ?= python3.11
+# Set-up is part of every target: a fresh clone needs only Python >= 3.11 and these commands.
+# The newest python3.1x on PATH that is >= 3.11; `make PYTHON=/path/to/python3 ...` overrides it.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { command -v $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install bench-install demo test test-unit lint dev clean
+.PHONY: install lock bench-install demo test test-unit lint dev clean
 
-$(STAMP): pyproject.toml constraints.txt
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
+
+$(STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || \
+		{ echo "no Python >= 3.11 found (tried python3.13, python3.12, python3.11, python3); set PYTHON=" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv==0.13.9
-	# torch comes from the machine's CPU wheel (--find-links); constraints.txt pins everything else.
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links /opt/wheels \
-		-c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	# requirements.lock pins every package with its hashes (`make lock` regenerates it); then the project itself.
+	$(UV_INSTALL) --require-hashes -r requirements.lock
+	$(UV_INSTALL) --no-deps -e '.[server]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The checks and tests add pytest, ruff, mypy and matplotlib (requirements-dev.lock: a superset of requirements.lock).
+$(DEV_STAMP): $(STAMP) requirements-dev.lock
+	$(UV_INSTALL) --require-hashes -r requirements-dev.lock
+	touch $(DEV_STAMP)
+
+install: $(DEV_STAMP)
+
+# Re-resolve after changing pyproject.toml or constraints.txt: every platform, hashes for every file.
+LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --python-version 3.11 \
+	--generate-hashes --no-header --quiet
+lock: $(STAMP)
+	$(LOCK) --extra server -o requirements.lock
+	$(LOCK) --extra dev -o requirements-dev.lock
 
 # Benchmark-only extra (llama-index) for benchmarks/; pinned in constraints-bench.txt, never needed by `make test`.
-bench-install: $(STAMP)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --find-links /opt/wheels \
-		-c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
+bench-install: $(DEV_STAMP)
+	$(UV_INSTALL) -c constraints.txt -c constraints-bench.txt -e '.[dev,bench]'
 
 demo: $(STAMP)
 	$(BIN)/rag-agent ingest docs --exclude benchmarks.md
 	$(BIN)/rag-agent ask "How do I ingest my documentation?"
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes logic tools rag_agent
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
-test-unit: $(STAMP)
+test-unit: $(DEV_STAMP)
 	$(BIN)/pytest -q tests/unit
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes logic tools rag_agent
 	$(BIN)/lint-imports

@@ -42,10 +42,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    import torch
+    import onnxruntime
 
     return (f"{model}; {os.cpu_count()} logical CPUs (usable {len(os.sched_getaffinity(0))}); "
-            f"torch {torch.__version__} with {torch.get_num_threads()} threads; Python {platform.python_version()}")
+            f"onnxruntime {onnxruntime.__version__}; Python {platform.python_version()}")
 
 
 def main() -> None:

@@ -63,7 +63,7 @@ FAKE_ANSWER = "(offline stand-in LLM: no answer generated)"
 WARMUP_QUESTIONS = ["What is ROS 2?", "How do I bake a chocolate cake?", "What sensors does Gazebo simulate?"]
 WARMUP_CONVERSATION = ["What is Gazebo?", "How do I install it?"]
 VERSIONED = ["llama-index-core", "llama-index-vector-stores-qdrant", "llama-index-embeddings-langchain",
-             "langgraph", "langchain-core", "langchain-qdrant", "qdrant-client", "sentence-transformers", "torch"]
+             "langgraph", "langchain-core", "langchain-qdrant", "qdrant-client", "onnxruntime"]
 
 
 # ---------------------------------------------------------------- pure helpers (unit-tested)
@@ -359,11 +359,9 @@ def machine() -> dict[str, Any]:
     if cpuinfo.exists():
         model = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
                       if line.startswith("model name")), "")
-    import torch
-
     return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
             "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-            "cpu_model": model, "torch_threads": torch.get_num_threads(),
+            "cpu_model": model,
             "loadavg_1m_start": round(os.getloadavg()[0], 2)}
 
 

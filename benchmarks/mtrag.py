@@ -37,7 +37,7 @@ from benchmarks.mtrag_scoring import (  # noqa: E402
 from graph.context import Context  # noqa: E402
 from rag_agent import evaluate  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
-from tools import vectorstore  # noqa: E402
+from tools import onnx_embedder, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 
@@ -243,14 +243,13 @@ def _rewrite_summary(rows: list[dict[str, Any]], qrel_rows: list[tuple[str, bool
 
 def machine() -> dict[str, Any]:
     """Describe the machine the figures were measured on."""
-    # Only a loaded torch matters (the local embedder loads it); importing it here would cost seconds.
-    torch = sys.modules.get("torch")
+    threads = os.environ.get(onnx_embedder.THREADS_ENV, "default")
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "torch_threads": torch.get_num_threads() if torch else None,
+        "embedder_threads": threads,
         "python": platform.python_version(),
     }
 
@@ -270,7 +269,7 @@ def render(result: dict[str, Any]) -> str:
     m, s, idx, un, rw = (result[k] for k in ("machine", "settings", "index", "mtragun", "rewrites"))
     out = [
         f"Machine: {m['platform']}, {m['processor']}, {m['cpu_count']} CPUs ({m['cpus_usable']} usable, "
-        f"torch threads {m['torch_threads']}), Python {m['python']}",
+        f"embedder threads {m['embedder_threads']}), Python {m['python']}",
         f"Embedder {s['embedding_model']}, top_k {s['top_k']}, score threshold {s['threshold']} (index default); "
         f"index: {idx['passages']} passages → {idx['chunks']} chunks in {idx['seconds']} s"
         + (f"; --limit {s['limit']}" if s["limit"] else ""),
@@ -337,14 +336,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared eval/mtrag folder")
     parser.add_argument("--report", type=Path, help="write one JSON line per scored item here")
     parser.add_argument("--embedding-model", default=LOCAL_MODEL, help="embedder for the index and queries")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads; 0 keeps torch's default")
+    parser.add_argument("--threads", type=int, default=1, help="embedder threads; 0 keeps the runtime's default")
     args = parser.parse_args(argv)
     if args.threads > 0:
-        import torch
-
-        # On a small shared machine, torch's default (one thread per core) spins against the other
-        # workers: one query embedding took 0.5 s with 2 threads and 0.02-0.03 s with 1 on 2 busy cores.
-        torch.set_num_threads(args.threads)
+        # On a small shared machine, one thread per core spins against the other workers: one query
+        # embedding took 0.5 s with 2 threads and 0.02-0.03 s with 1 on 2 busy cores (torch, earlier).
+        os.environ[onnx_embedder.THREADS_ENV] = str(args.threads)
     start = time.perf_counter()
     passages = evaluate.load_jsonl(args.data / "mtragun" / "passages.govt-clapnq.jsonl")
     tasks = evaluate.load_jsonl(args.data / "mtragun" / "reference.govt-clapnq.jsonl")[: args.limit]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 
 # Not typing.TypedDict: on Python 3.11 pydantic cannot build a JSON schema from it, and the LangGraph
 # server then gives Studio no input or output schema for the graph.
 from typing_extensions import TypedDict
 
+from graph.messages import accept_messages
 from logic.types import Chunk, Citation, NotFound
 
 Intent = Literal["question", "chitchat", "reset", "invalid", "out_of_scope"]
@@ -40,7 +40,9 @@ class Grounding(TypedDict):
 class InputState(TypedDict):
     """What a caller sends: the conversation, with the new user message last."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    # add_messages, except that a message it cannot read (non-text content) or an oversized one is stored as an
+    # empty stand-in that classify refuses (INVALID_INPUT) and error_handler removes.
+    messages: Annotated[list[AnyMessage], accept_messages]
     # A text selection to answer from instead of the index (user-provided context mode); "" for none.
     context: NotRequired[str]
     # Metadata restrictions on retrieval, e.g. {"module": "module-3"}; {} for none.

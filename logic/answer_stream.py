@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from logic.canary import CANARY
+from logic.echo import LEAK_RUN, PromptEcho
 from logic.errors import LLMBadOutputError
 from logic.hygiene import outside_code
 from logic.types import Chunk, Citation
@@ -34,8 +35,10 @@ def flush_event(streamed: str, final: str) -> dict[str, str] | None:
 class AnswerStream:
     """Turn raw model tokens into cleaned `answer_delta` events; their concatenation is the answer."""
 
-    def __init__(self, chunks: list[Chunk], clean: Callable[[str, list[Chunk]], str], emit: Emit) -> None:
-        self.chunks, self.clean, self.emit = chunks, clean, emit
+    def __init__(self, chunks: list[Chunk], clean: Callable[[str, list[Chunk]], str], emit: Emit,
+                 echo: PromptEcho | None = None) -> None:
+        """Clean with `clean`, emit through `emit`; with `echo`, withhold a reply that repeats the prompt."""
+        self.chunks, self.clean, self.emit, self.echo = chunks, clean, emit, echo
         self.raw = ""  # every token received
         self.done = 0  # how much of `raw` has been turned into sentences
         self.order: list[int] = []  # chunk numbers in order of first citation
@@ -46,11 +49,19 @@ class AnswerStream:
         """Add a token; emit every sentence it completes, or fail if the reply leaks the prompt."""
         self.raw += token
         # The canary has no whitespace, so it always sits inside one not-yet-emitted sentence.
-        if CANARY in self.raw:
+        if CANARY in self.raw or (self.echo is not None and self.echo.feed(token)):
             raise LLMBadOutputError(LEAKED)
         if self._may_be_not_found():
             return
+        self._sentences(hold=self.echo is not None)
+
+    def _sentences(self, *, hold: bool) -> None:
+        """Emit each complete sentence not yet emitted (with `hold`, only those the echo scan has read past)."""
         for match in _BOUNDARY.finditer(self.raw, self.done):
+            if hold and self.echo is not None and self.echo.lead(self.raw[match.end():]) < LEAK_RUN:
+                # Held back until the echo scan has read far enough past it: a repeat of the prompt that
+                # reaches into this sentence is caught before any of it is shown.
+                break
             gap = match.lastindex or 0
             if self.raw[self.done:match.start(gap)].count("```") % 2:
                 continue  # inside a code block: it is cleaned and emitted whole, once its fence closes
@@ -61,6 +72,7 @@ class AnswerStream:
         """Emit the last sentence and return the cleaned answer with its citations."""
         if self.raw.strip() == NOT_FOUND:
             return "", []
+        self._sentences(hold=False)  # the whole reply has been scanned: what was held back goes out
         self._sentence(self.raw[self.done:], "")
         self.done = len(self.raw)
         citations: list[Citation] = [

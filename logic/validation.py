@@ -19,6 +19,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 
 
+# Marks the empty stand-in the messages channel stores instead of a message it could not read (non-text
+# content) or would not store (oversized); its value says why, and classify refuses the turn with it.
+UNREADABLE = "unreadable_message"
+
 # A selection is embedded chunk by chunk on every new question, so it is bounded like a few pages.
 MAX_SELECTION_CHARS = 20_000
 

@@ -18,7 +18,7 @@ from logic.heuristics import CHITCHAT_REPLY, chitchat_reply, rewrite_followup
 from logic.history import HISTORY_NOTE, recent_history, window_removals
 from logic.not_found import compose
 from logic.types import NotFound
-from logic.validation import clean_question, clean_selection
+from logic.validation import UNREADABLE, clean_question, clean_selection
 from nodes.prompts import REWRITE_SYSTEM
 from tools.chat import CHAT_BACKOFF, CHAT_RETRIES, chat_available, get_chat_model, load_client
 
@@ -120,6 +120,8 @@ def classify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             raise InvalidInputError("only user messages can be sent; system and assistant roles belong to the agent")
         if message is None:
             raise InvalidInputError("the last message must come from the user")
+        if message.additional_kwargs.get(UNREADABLE):  # the messages channel could not store it as sent
+            raise InvalidInputError(str(message.additional_kwargs[UNREADABLE]))
         text = clean_question(message.content, ctx.max_question_chars)
         selection = clean_selection(state.get("context") or "")
         if selection and state.get("filters"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 
 from graph.state import State
 
@@ -22,5 +22,17 @@ def error_handler(state: State) -> dict[str, Any]:
     log.warning("turn failed in %s: %s %s", error["node"], error["code"], error["message"])
     advice = " Please try again in a moment." if error["code"] in _RETRYABLE else ""
     answer = f"Sorry, I couldn't answer that: {error['message']}.{advice} (error code: {error['code']})"
-    return {"status": "error", "grounded": False, "answer": answer, "citations": [],
-            "messages": [AIMessage(answer)]}
+    reply = {"status": "error", "grounded": False, "answer": answer, "citations": []}
+    if error["code"] == "INVALID_INPUT":
+        return reply | refused(state)
+    return reply | {"messages": [AIMessage(answer)]}
+
+
+def refused(state: State) -> dict[str, Any]:
+    """Take a refused message back out of the thread: refused input is answered, never stored."""
+    messages = state.get("messages", [])
+    last = messages[-1] if messages else None
+    # Only this turn's message: classify refuses a turn whose last message is not the user's before counting it.
+    if not isinstance(last, HumanMessage) or last.id is None:
+        return {}
+    return {"messages": [RemoveMessage(id=last.id)], "turns": max(0, state.get("turns", 1) - 1)}

@@ -14,12 +14,15 @@ from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
 from graph.state import State
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
+from logic.canary import CANARY
 from logic.chunking import count_tokens
 from logic.confidence import confidence, flag_reason
+from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.hygiene import cite, clean, neutralize
+from logic.injection import without_instructions
 from logic.not_found import sections
 from logic.selection import cosine
 from logic.types import Chunk, Citation, NotFound
@@ -78,7 +81,8 @@ def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
 
 def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
     """Quote the passages that best answer the query, with [n] markers."""
-    picked = extract_answer(query, [c["text"] for c in chunks], similarity=_similarity(ctx))
+    # Instruction-like sentences are data about the page, never something to quote as an answer.
+    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx))
     answer = re.sub(r"\n{3,}", "\n\n", " ".join(_quoted(rank, text) for rank, text in picked)).strip()
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
@@ -96,7 +100,9 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(GROUNDED_SYSTEM), HumanMessage(grounded_user_message(query, sources))]
-    stream, reader, tokens = AnswerStream(chunks, clean, emit), VerdictReader(), 0
+    # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
+    stream = AnswerStream(chunks, clean, emit, echo=PromptEcho(GROUNDED_SYSTEM, CANARY))
+    reader, tokens = VerdictReader(), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
         # The structured reply says first whether the sources answer at all; a model that ignores the

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import hmac
 import os
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
 from langgraph_sdk import Auth
+
+from rag_agent.logs import install_redaction
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.
 LOCAL_USER = "local"
 
 auth = Auth()
+# The server loads this module at start-up: from then on keys, URL credentials and the prompt canary are
+# masked in every log record it writes (httpx logs each request's URL at INFO).
+install_redaction()
+
+# Crons run the agent unattended (model and embedding calls every time): at most hourly, in seconds.
+MIN_CRON_INTERVAL = 3600
 
 # Actions whose value carries metadata that is stored with the thread, run, assistant or cron.
 _WRITES = frozenset({"create", "update", "create_run", "copy"})
@@ -61,6 +70,18 @@ def identify(authorization: str | None, keys: dict[str, str]) -> str:
     return user
 
 
+def shortest_gap(schedule: str, runs: int = 200) -> int | None:
+    """Return the shortest time in seconds between two runs of a cron schedule (None if it does not parse)."""
+    from croniter import croniter  # the server's own dependency: this module is only loaded by the server
+
+    try:
+        times = croniter(schedule, datetime(2025, 1, 1, tzinfo=UTC))
+        fires = [times.get_next(float) for _ in range(runs)]
+    except (ValueError, KeyError, TypeError):  # an invalid schedule: the server refuses it with its own 422
+        return None
+    return int(min(b - a for a, b in zip(fires, fires[1:], strict=False)))
+
+
 @auth.authenticate
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Map the request's bearer token to a user; keys are re-read so a restart is not needed."""
@@ -83,16 +104,51 @@ async def owner_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict
     return {"owner": owner}
 
 
+def _own_or_system(ctx: Auth.types.AuthContext) -> dict[str, Any]:
+    """Match a user's own assistants and the server's (the `agent` assistant it creates has no owner)."""
+    return {"$or": [{"owner": ctx.user.identity}, {"created_by": "system"}]}
+
+
 @auth.on.assistants.read
-async def read_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsRead) -> None:
-    """Everyone may read assistants: the server's own `agent` assistant has no owner."""
-    return None
+async def read_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsRead) -> dict[str, Any]:
+    """Show a user their own assistants and the server's, never another user's."""
+    return _own_or_system(ctx)
 
 
 @auth.on.assistants.search
-async def search_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsSearch) -> None:
-    """Everyone may list assistants, for the same reason."""
-    return None
+async def search_assistants(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsSearch) -> dict[str, Any]:
+    """List a user's own assistants and the server's, never another user's."""
+    return _own_or_system(ctx)
+
+
+async def _own_assistant(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
+    """Tag an assistant with its owner and drop any claim to be the server's own."""
+    owned = await owner_only(ctx, value)
+    value["metadata"].pop("created_by", None)  # owner_only made sure metadata is a dict
+    return owned
+
+
+@auth.on.assistants.create
+async def create_assistant(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsCreate) -> dict[str, str]:
+    """Tag a new assistant with its owner; a client cannot pass it off as the server's own."""
+    return await _own_assistant(ctx, cast(dict[str, Any], value))
+
+
+@auth.on.assistants.update
+async def update_assistant(ctx: Auth.types.AuthContext, value: Auth.types.AssistantsUpdate) -> dict[str, str]:
+    """Let a user change only their own assistants (the server's stays as deployed)."""
+    return await _own_assistant(ctx, cast(dict[str, Any], value))
+
+
+@auth.on.crons.create
+async def create_cron(ctx: Auth.types.AuthContext, value: Auth.types.CronsCreate) -> dict[str, str]:
+    """Refuse schedules that run more often than `MIN_CRON_INTERVAL`; the cron belongs to its creator."""
+    gap = shortest_gap(str(value.get("schedule") or ""))
+    if gap is not None and gap < MIN_CRON_INTERVAL:
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail=f"crons may run at most once every {MIN_CRON_INTERVAL // 60} minutes; "
+                                    f"this schedule runs every {max(1, gap // 60)} minute(s)")
+    return await owner_only(ctx, cast(dict[str, Any], value))
 
 
 @auth.on.store

@@ -2,46 +2,33 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from psycopg import Connection
-from psycopg import Error as PostgresError
-from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
 
 from graph.context import SettingsError
 from logic.errors import StorageError
+from rag_agent.logs import redact_url
+
+redact = redact_url  # the name callers and tests have used
 
 CHECKPOINTER_ENV = "RAG_AGENT_CHECKPOINTER"
-# Failures of the conversation store surface outside any node; the caller maps them to STORAGE_ERROR.
-STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, PostgresError)
-# A turn waiting this long for another process's turn on the same thread gives up with a clear error.
-LOCK_TIMEOUT = "120s"
-_CONNECTION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+# Postgres support (psycopg, its pool and saver) is imported only for a postgresql:// URL: it costs
+# a noticeable share of a cold start that the SQLite default does not need.
+_POSTGRES = "rag_agent.pg_checkpointer"
 
 
-def redact(url: str) -> str:
-    """Return the URL with any password replaced, so errors can name it safely."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+def store_errors() -> tuple[type[Exception], ...]:
+    """Failures of the conversation store, which surface outside any node (the caller maps them to STORAGE_ERROR)."""
+    postgres = sys.modules.get(_POSTGRES)
+    return (sqlite3.Error, *((postgres.PostgresError,) if postgres else ()))
 
 
 def open_sqlite(path: Path) -> SqliteSaver:
@@ -75,46 +62,9 @@ def location(saver: BaseCheckpointSaver[Any]) -> str:
             return f"checkpoint database {conn.execute('PRAGMA database_list').fetchone()[2]}"
         except sqlite3.Error:
             return "SQLite checkpoint database"
-    return "Postgres checkpoint database" if isinstance(saver, PostgresSaver) else type(saver).__name__
-
-
-class PooledPostgresSaver(PostgresSaver):
-    """A PostgresSaver over a connection pool, with a separate pool for per-thread advisory locks."""
-
-    def __init__(self, pool: ConnectionPool[Connection[DictRow]], lock_pool: ConnectionPool[Connection[DictRow]]):
-        super().__init__(pool)
-        # Lock holders keep a connection for a whole turn; a separate pool means they can never
-        # starve the saver of the connection it needs to finish that turn.
-        self.lock_pool = lock_pool
-
-    def close(self) -> None:
-        """Close both pools."""
-        self.lock_pool.close()
-        if isinstance(self.conn, ConnectionPool):
-            self.conn.close()
-
-
-def open_postgres(url: str) -> PooledPostgresSaver:
-    """Connect to Postgres, create the checkpoint tables on first use, and return a pooled saver."""
-    try:
-        conninfo_to_dict(url)
-    except PostgresError as exc:
-        raise SettingsError(f"{CHECKPOINTER_ENV}: invalid Postgres URL {redact(url)}: {exc}") from exc
-    try:
-        # A direct connection first: the pool would only report a timeout, this names the cause.
-        with Connection.connect(url, connect_timeout=10, autocommit=True, prepare_threshold=0,
-                                row_factory=dict_row) as conn:
-            PostgresSaver(conn).setup()
-    except PostgresError as exc:
-        raise StorageError(f"cannot use the checkpoint database {redact(url)}: {exc}") from exc
-    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=1, max_size=2, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
-    )
-    lock_pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url, min_size=0, max_size=8, kwargs=_CONNECTION, open=True, check=ConnectionPool.check_connection
-    )
-    # check_connection: a pooled connection broken by a server restart is replaced, not handed out.
-    return PooledPostgresSaver(pool, lock_pool)
+    postgres = sys.modules.get("langgraph.checkpoint.postgres")
+    return "Postgres checkpoint database" if postgres and isinstance(saver, postgres.PostgresSaver) \
+        else type(saver).__name__
 
 
 def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheckpointSaver[Any]:
@@ -131,34 +81,25 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
     if spec == "memory":
         return InMemorySaver()
     if spec.startswith(("postgresql://", "postgres://")):
-        return open_postgres(spec)
+        from rag_agent.pg_checkpointer import open_postgres
+
+        try:
+            return open_postgres(spec)
+        except SettingsError as exc:
+            raise SettingsError(f"{CHECKPOINTER_ENV}: {exc}") from exc
     if spec.startswith("sqlite:///"):
         return open_sqlite(Path(spec.removeprefix("sqlite:///")))
     if "://" in spec:
         raise SettingsError(
-            f"{CHECKPOINTER_ENV}: unsupported checkpointer {redact(spec)!r}; use 'memory', a SQLite file path "
+            f"{CHECKPOINTER_ENV}: unsupported checkpointer {redact_url(spec)!r}; use 'memory', a SQLite file path "
             "or postgresql://user@host/db"
         )
     return open_sqlite(Path(spec))
 
 
-def advisory_key(thread_id: str) -> int:
-    """Return a stable signed 64-bit lock key for the thread (Python's hash() varies per process)."""
-    digest = hashlib.blake2b(f"rag-agent:thread:{thread_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-@contextmanager
-def cross_process_lock(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[None]:
+def cross_process_lock(saver: BaseCheckpointSaver[Any], thread_id: str) -> AbstractContextManager[None]:
     """Hold a Postgres advisory lock on the thread for the block; a no-op for other stores."""
-    if not isinstance(saver, PooledPostgresSaver):
-        yield
-        return
-    with saver.lock_pool.connection() as conn, conn.transaction():
-        # Transaction-scoped: the lock ends with the transaction, even if this process dies mid-turn.
-        conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(thread_id),))
-        except PostgresError as exc:
-            raise StorageError(f"another turn on thread {thread_id} is still running; try again later") from exc
-        yield
+    postgres = sys.modules.get(_POSTGRES)
+    if postgres is None or not isinstance(saver, postgres.PooledPostgresSaver):
+        return nullcontext()
+    return postgres.advisory_lock(saver, thread_id)  # type: ignore[no-any-return]

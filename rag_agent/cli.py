@@ -21,7 +21,9 @@ from rag_agent.cli_output import (
     print_answer,
     print_event,
 )
-from rag_agent.logs import install_redaction
+from rag_agent.logs import install_redaction, mask_url
+
+EXIT_CANCELLED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--thread", help="conversation id to continue")
     ask.add_argument("--json", action="store_true", help="print the full response as JSON")
-    ask.add_argument("--top-k", type=int)
+    ask.add_argument("--top-k", type=int, metavar="N",
+                     help="how many passages to retrieve and cite (1-20, default 5)")
     ask.add_argument("--threshold", type=float, help="override the index's calibrated score threshold")
     chat = sub.add_parser("chat", help="interactive conversation (/reset, /exit)")
     chat.add_argument("--thread", help="conversation id to continue")
@@ -68,7 +71,18 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
     cli_memory.add_commands(sub)
+    _accept_global_flags(parser)
     return parser
+
+
+def _accept_global_flags(parser: argparse.ArgumentParser) -> None:
+    """Let --data-dir and --collection also follow the subcommand (`rag-agent ask --data-dir d "…"`)."""
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        for command in getattr(action, "choices", {}).values():
+            # SUPPRESS: a flag not given after the subcommand leaves the one given before it in place.
+            command.add_argument("--data-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            command.add_argument("--collection", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            _accept_global_flags(command)
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -132,27 +146,14 @@ def _ask(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _chat(args: argparse.Namespace, ctx: Context) -> int:
-    """Hold a conversation on one thread until /exit or end of input."""
-    import uuid
-
+    """Hold a conversation on one thread (rag_agent/cli_chat.py)."""
     from logic.errors import InvalidInputError
-    from logic.validation import printable
-    from rag_agent.service import Agent
+    from rag_agent import cli_chat
 
     if args.context == "-":
         raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
     selection, filters = _scope(args)  # kept for the whole session
-    agent, thread = Agent(ctx), args.thread or uuid.uuid4().hex[:12]
-    print(printable(f"thread {thread} — ask about the docs; /reset clears the conversation, /exit quits"))
-    while True:
-        try:
-            line = input("you> ")
-        except EOFError:
-            return EXIT_OK
-        if line.strip() in {"/exit", "/quit"}:
-            return EXIT_OK
-        print_answer(agent.ask(line, thread, context=selection, filters=filters, on_answer=print_event),
-                      streamed=True)
+    return cli_chat.run(args, ctx, selection, filters)
 
 
 def describe(ctx: Context) -> dict[str, str]:
@@ -176,13 +177,13 @@ def describe(ctx: Context) -> dict[str, str]:
         threshold = f"{manifest.threshold(info)} ({how})"
     else:
         threshold = f"{manifest.default_threshold(embedder)} (default; nothing ingested yet)"
-    qdrant = os.environ.get("QDRANT_URL")
+    qdrant, base_url = os.environ.get("QDRANT_URL"), mask_url(os.environ.get("OPENAI_BASE_URL", ""))
     return {
         "chat": (f"{ctx.chat_model} (OPENAI_API_KEY is set"
-                 + (f", OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']})" if os.environ.get("OPENAI_BASE_URL") else ")")
+                 + (f", OPENAI_BASE_URL={base_url})" if base_url else ")")
                  if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
         "embeddings": f"{embedder} ({why_embedder})",
-        "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
+        "vector_store": f"Qdrant server {mask_url(qdrant)} (QDRANT_URL)" if qdrant
         else f"Qdrant local mode in {Path(ctx.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
         "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
         "data_dir": str(Path(ctx.data_dir).resolve()),
@@ -255,6 +256,8 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     from rag_agent import evaluate
     from tools import manifest
 
+    if args.plot:
+        evaluate.check_plotting()
     ctx, records = _records(args, ctx)
     curve = evaluate.sweep(records)
     best = evaluate.best_threshold(curve)
@@ -297,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     except AgentError as exc:  # messages may quote a filter value or a path: printed without escapes
         print(printable(f"rag-agent: {exc.message} ({exc.code})"), file=sys.stderr)
         return EXIT_INVALID if exc.code == "INVALID_INPUT" else EXIT_FAILED
+    except KeyboardInterrupt:
+        # Ctrl-C: stop quietly, no traceback.
+        print("\nrag-agent: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
 
 
 if __name__ == "__main__":

@@ -80,6 +80,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for warning in report.warnings:
         print(printable(f"rag-agent: warning: {warning}"), file=sys.stderr)
+    for source, sentences in report.flagged.items():  # in the JSON report as `flagged`
+        print(printable(f"rag-agent: warning: {source} contains text addressed to an AI model (indexed as data, "
+                        f"never quoted in answers): {' | '.join(sentences)}"), file=sys.stderr)
     print(f"added {report.added}, updated {report.updated}, removed {report.removed}, "
           f"unchanged {report.unchanged} documents; {len(report.failed)} failed, {len(report.skipped)} skipped, "
           f"{len(report.problems)} with problems; {report.embedded} chunks embedded, "

@@ -274,6 +274,17 @@ def format_curve(curve: list[dict[str, float]], best: dict[str, float], every: f
     return "\n".join(lines)
 
 
+def check_plotting() -> None:
+    """Fail before any work when --plot is asked for but the optional plotting extra is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        from logic.errors import InvalidInputError
+
+        raise InvalidInputError("--plot needs matplotlib, which is optional: install it with "
+                                "`pip install 'rag-agent[plot]'`, or leave out --plot")
+
+
 def plot_curve(curve: list[dict[str, float]], best: dict[str, float], path: Path) -> None:
     """Save the sweep as a PNG: answer rate, abstention and balanced accuracy against the threshold."""
     import matplotlib

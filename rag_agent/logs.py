@@ -6,6 +6,7 @@ import logging
 import os
 import re
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from logic.canary import CANARY
 
@@ -13,16 +14,40 @@ SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_
                "RAG_AGENT_API_KEYS")
 # Key-shaped tokens a provider may echo back in an error ("Incorrect API key provided: sk-...").
 _KEY_LIKE = re.compile(r"\b(?:sk|lsv2)[-_][A-Za-z0-9_-]{6,}")
+# The password of a URL with credentials (scheme://user:password@host), wherever a URL is printed.
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@", re.IGNORECASE)
+# Settings that may hold a URL with credentials: their password is masked even where no scheme is printed.
+URL_VARS = ("OPENAI_BASE_URL", "QDRANT_URL", "RAG_AGENT_CHECKPOINTER", "COHERE_BASE_URL")
 _installed = False
 
 
+def _url_passwords() -> list[str]:
+    """Return the passwords inside the configured URLs, as written and percent-decoded."""
+    found = []
+    for name in URL_VARS:
+        try:
+            password = urlsplit(os.environ.get(name, "")).password
+        except ValueError:
+            continue
+        if password and len(password) >= 3:
+            found += [password, unquote(password)]
+    return found
+
+
+def mask_url(url: str) -> str:
+    """Return a URL with its password, if any, replaced by ***."""
+    return _URL_PASSWORD.sub(r"\1***@", url)
+
+
 def redact(text: str) -> str:
-    """Mask the configured secrets, key-shaped tokens and the canary in `text`."""
+    """Mask the configured secrets, passwords in URLs, key-shaped tokens and the canary in `text`."""
     for name in SECRET_VARS:
         value = os.environ.get(name, "")
         if len(value) >= 4:
             text = text.replace(value, "***")
-    return _KEY_LIKE.sub("***", text.replace(CANARY, "***"))
+    for password in _url_passwords():
+        text = text.replace(password, "***")
+    return _KEY_LIKE.sub("***", mask_url(text).replace(CANARY, "***"))
 
 
 def install_redaction() -> None:
@@ -42,3 +67,7 @@ def install_redaction() -> None:
 
     logging.setLogRecordFactory(factory)
     _installed = True
+
+
+# The name the checkpointer modules use: error messages name a store URL with its password masked.
+redact_url = mask_url

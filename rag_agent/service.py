@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import uuid
@@ -23,7 +24,8 @@ from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent.checkpointers import SQLITE_REMEDY, STORE_ERRORS, cross_process_lock, location, open_checkpointer
+from rag_agent import warmup
+from rag_agent.checkpointers import SQLITE_REMEDY, cross_process_lock, location, open_checkpointer, store_errors
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -81,6 +83,13 @@ class Agent:
             else open_checkpointer(self.context.data_dir, checkpointer)
         )
         self.graph = compile_graph(self.checkpointer)
+        self._loaded = False
+
+    def load(self) -> None:
+        """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
+        if not self._loaded:
+            warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
+            self._loaded = True
 
     def close(self) -> None:
         """Release the connections of a checkpointer this Agent opened."""
@@ -118,7 +127,7 @@ class Agent:
                 state = work(config)
         except AgentError as exc:
             state = _failure(exc)
-        except STORE_ERRORS as exc:
+        except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
             state = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
                                           f"{SQLITE_REMEDY}"))
@@ -162,6 +171,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex
         relay = StreamedAnswer(on_answer) if on_answer else None
+        self.load()  # one-time loading is not the turn's work: it must not count against turn_timeout
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             # Bad input is refused before the graph runs: no model or embedding call, no checkpoint,
@@ -196,6 +206,7 @@ class Agent:
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Finish a turn that was killed midway, from its last checkpointed node."""
+        self.load()
 
         def work(config: RunnableConfig) -> dict[str, Any]:
             if not self.graph.get_state(config).next:

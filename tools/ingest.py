@@ -17,6 +17,7 @@ from qdrant_client import QdrantClient
 
 from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
+from logic.injection import flag_pages
 from tools import lexicon_store, manifest, sources, upsert, vectorstore
 from tools.upsert import Settings, to_document
 
@@ -41,6 +42,8 @@ class IngestReport:
     skipped: dict[str, str] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # indexed, but not exactly as written
     warnings: list[str] = field(default_factory=list)
+    # Pages carrying text addressed to a model (a likely prompt injection): indexed as data, never quoted.
+    flagged: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     retrieval: str = ""
 
@@ -169,7 +172,8 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     report = IngestReport(added=sum(s not in known for s in changed), updated=sum(s in known for s in changed),
                           removed=sum(s in known for s in removed), unchanged=len(found.docs) - len(changed),
                           failed=dict(found.failed), skipped=dict(found.skipped), problems=dict(found.problems),
-                          warnings=[recovered] if recovered else [])
+                          warnings=[recovered] if recovered else [],
+                          flagged=flag_pages({s: text for s, (_, text) in found.docs.items()}))
     vectorstore.delete_sources(client, collection, removed)
     for source in removed:
         known.pop(source, None)

@@ -340,7 +340,9 @@ def test_cut_stream_is_an_outage_and_the_next_turn_works(stub: type[StubOpenAI],
     events: list[dict[str, str]] = []
     out = agent.ask("What is Isaac Sim?", "s2", on_answer=events.append)
     assert out["error"]["code"] == "LLM_UNAVAILABLE" and "dropped the connection" in out["answer"]
-    assert events[0] == {"answer_delta": "Isaac Sim is a robotics simulator built on Omniverse [1]."}
+    # Sentences are held back until the prompt-echo scan has read past them, so the cut may come first.
+    assert events[0] in ({"answer_delta": "Isaac Sim is a robotics simulator built on Omniverse [1]."},
+                         {"answer_delta": out["answer"]})
     assert shown(events) == out["answer"]  # what was streamed before the cut is replaced by the error
     assert len(stub.calls) == 1  # the SDK does not retry once the stream has started
     stub.script, stub.calls = [(200, "Isaac Sim is a robotics simulator [1].")], []

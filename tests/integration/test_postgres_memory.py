@@ -19,7 +19,8 @@ import rag_agent.service
 import rag_agent.sessions
 from graph.context import Context
 from graph.state import State
-from rag_agent.checkpointers import PooledPostgresSaver, advisory_key, redact
+from rag_agent.checkpointers import redact
+from rag_agent.pg_checkpointer import PooledPostgresSaver, advisory_key
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
 from tests.unit import conftest as unit

@@ -10,7 +10,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import SettingsError
 from logic.errors import StorageError
-from rag_agent.checkpointers import advisory_key, open_checkpointer, redact
+from rag_agent.checkpointers import open_checkpointer, redact
+from rag_agent.pg_checkpointer import advisory_key
 
 
 def test_default_is_sqlite_in_the_data_dir(tmp_path: Path) -> None:

@@ -122,3 +122,11 @@ def test_a_lead_in_without_its_list_is_not_quoted_alone() -> None:
     chunk = "Once Isaac Sim is running, configure the following:\n\n## Next steps\n\nIsaac Sim renders scenes with RTX."
     quoted = " ".join(text for _, text in extract_answer("What should I configure in Isaac Sim?", [chunk]))
     assert "configure the following:" not in quoted and ":." not in quoted
+
+
+def test_a_code_only_best_chunk_is_quoted_rather_than_unrelated_prose_from_a_weaker_one() -> None:
+    config = "```yaml\namcl:\n  ros__parameters:\n    max_particles: 2000\n```"
+    unrelated = "Reinforcement learning is a machine learning paradigm. Agents maximise rewards."
+    picked = extract_answer("What is AMCL?", [config, unrelated])
+    assert [rank for rank, _ in picked] == [0]
+    assert "max_particles" in picked[0][1]

