@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -22,6 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._common import machine  # noqa: E402
 from logic.chunking import chunk_markdown  # noqa: E402
 from tools import vectorstore  # noqa: E402
 from tools.embeddings import get_embeddings  # noqa: E402
@@ -30,22 +30,6 @@ from tools.sources import collect  # noqa: E402
 
 CORPUS = Path("/work/shared/eval/textbook/corpus")
 BATCH = 64
-
-
-def machine() -> str:
-    """Describe the CPU the figures were measured on."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import onnxruntime
-
-    return (f"{model}; {os.cpu_count()} logical CPUs (usable {len(os.sched_getaffinity(0))}); "
-            f"onnxruntime {onnxruntime.__version__}; Python {platform.python_version()}")
 
 
 def main() -> None:
@@ -61,7 +45,7 @@ def main() -> None:
     texts = [c.embedding_text() for s, (_, text) in found.docs.items()
              for c in chunk_markdown(text, s, settings.chunk_tokens, settings.chunk_overlap)]
     print(f"corpus {args.corpus}: {len(found.docs)} documents, {len(texts)} chunks; embedder {args.embedder}")
-    print(f"machine: {machine()}")
+    print(machine())
     embeddings.embed_documents(texts[:BATCH])  # warm-up: first-call allocations and lazy imports
     embed_times, pipeline_times = [], []
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,8 @@
 Starts its own dev server over a tiny hash-embedded corpus (tests/e2e/devserver.py), or uses a
 running one with --url. Each conversation is one thread that asks, waits for the answer, and asks
 again until the time is up; afterwards every thread's state must hold exactly the turns its client
-counted.
+counted. Every other cycle of questions is made distinct, so latencies are reported for turns whose
+retrieval ran (uncached) and for turns the per-thread retrieval cache answered (cached), apart.
 
     .venv/bin/python benchmarks/load.py --conversations 10 --seconds 30
 """
@@ -44,6 +45,15 @@ class Conversation:
     turns: int = 0
     failures: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    cached: list[float] = field(default_factory=list)
+    uncached: list[float] = field(default_factory=list)
+
+
+def question_for(turn: int) -> str:
+    """Cycle through QUESTIONS; every other cycle the questions are made distinct, so retrieval runs uncached."""
+    question = QUESTIONS[turn % len(QUESTIONS)]
+    # The retrieval cache is keyed by thread and query: a repeated question is a cache hit, a new one is not.
+    return question if (turn // len(QUESTIONS)) % 2 == 0 else f"{question} (asked at turn {turn})"
 
 
 async def converse(client: Any, deadline: float, timeout: float) -> Conversation:
@@ -51,7 +61,7 @@ async def converse(client: Any, deadline: float, timeout: float) -> Conversation
     thread = await client.threads.create()
     conv = Conversation(thread["thread_id"])
     while time.monotonic() < deadline:
-        question = QUESTIONS[conv.turns % len(QUESTIONS)]
+        question = question_for(conv.turns)
         started = time.perf_counter()
         try:
             out = await asyncio.wait_for(client.runs.wait(
@@ -60,10 +70,12 @@ async def converse(client: Any, deadline: float, timeout: float) -> Conversation
         except Exception as exc:  # any client, HTTP or timeout error is a failed run
             conv.failures.append(f"{type(exc).__name__}: {exc}"[:200])
             continue
-        conv.latencies.append(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        conv.latencies.append(elapsed)
         if not isinstance(out, dict) or out.get("status") in {None, "error"} or not out.get("answer"):
             conv.failures.append(f"bad output: {str(out)[:200]}")
             continue
+        (conv.cached if out.get("retrieval_cached") else conv.uncached).append(elapsed)
         conv.turns += 1
     return conv
 
@@ -108,6 +120,11 @@ async def run(url: str, conversations: int, seconds: float, timeout: float, toke
     if latencies:
         print(f"latency per turn: p50 {percentile(latencies, 50) * 1000:.0f} ms, "
               f"p99 {percentile(latencies, 99) * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    for kind in ("uncached", "cached"):
+        values = sorted(x for conv in convs for x in getattr(conv, kind))
+        if values:
+            print(f"  retrieval {kind}: {len(values)} turns, p50 {percentile(values, 50) * 1000:.0f} ms, "
+                  f"p99 {percentile(values, 99) * 1000:.0f} ms")
     print(f"turns per conversation: min {min(c.turns for c in convs)}, max {max(c.turns for c in convs)}")
     for line in (failures[:5] + lost[:5]):
         print("  ", line)

@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
 from graph.observe import logged
+from graph.recording import ends_turn, starts_turn
 from graph.routing import (
     route_after_classify,
     route_after_generate_grounded,
@@ -31,12 +32,13 @@ RECURSION_LIMIT = 12
 def build_graph() -> StateGraph[State, Context, InputState, OutputState]:
     """Wire the six nodes; every conditional edge is a `route_after_*` function."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("classify", logged(classify))
+    # The nodes after which a turn can end write its record (graph/recording.py): every caller gets one.
+    builder.add_node("classify", logged(ends_turn(starts_turn(classify), route_after_classify)))
     builder.add_node("retrieve", logged(retrieve))
     builder.add_node("score_gate", logged(score_gate))
-    builder.add_node("generate_grounded", logged(generate_grounded))
-    builder.add_node("generate_not_found", logged(generate_not_found))
-    builder.add_node("error_handler", logged(error_handler))
+    builder.add_node("generate_grounded", logged(ends_turn(generate_grounded, route_after_generate_grounded)))
+    builder.add_node("generate_not_found", logged(ends_turn(generate_not_found)))
+    builder.add_node("error_handler", logged(ends_turn(error_handler)))
 
     builder.add_edge(START, "classify")
     builder.add_conditional_edges("classify", route_after_classify)

@@ -82,6 +82,9 @@ class OutputState(InputState, total=False):
     history_trimmed: bool
     # A note telling the user so, set only the first time it happens on a thread ("" otherwise).
     history_note: str
+    # This turn's id (the key of its record and of feedback on it) and when it ended (ISO-8601 UTC).
+    turn_id: str
+    timestamp: str
 
 
 class State(OutputState, total=False):
@@ -93,6 +96,8 @@ class State(OutputState, total=False):
     last_query: str
     # The user has been told that older turns no longer reach the model (told once per thread).
     history_noted: bool
+    # When this turn started (UNIX seconds), for its record's latency.
+    started_at: float
 
 
 def turn_defaults() -> dict[str, Any]:
@@ -119,4 +124,6 @@ def turn_defaults() -> dict[str, Any]:
         "history_trimmed": False,
         "history_note": "",
         "retrieval_cached": False,
+        "turn_id": "",
+        "timestamp": "",
     }

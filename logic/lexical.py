@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an the and or but if of to in on for with by from at as is are was were be been being do does did "
     "how what which who whom whose when where why can could should would will i you we they it its this "
     "that these those there their my your our me us about into than then so not no yes use used using "
@@ -21,7 +21,7 @@ _STOPWORDS = frozenset(
 def terms(text: str) -> list[str]:
     """Return lowercase content words, crudely singularised so 'sensors' matches 'sensor'."""
     words = _WORD.findall(text.lower())
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS and len(w) > 1]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in STOPWORDS and len(w) > 1]
 
 
 @lru_cache(maxsize=4096)

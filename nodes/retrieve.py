@@ -18,7 +18,7 @@ from logic.not_found import sections
 from logic.ranking import clears
 from logic.selection import ABOUT_SELECTION_COVERAGE, asked_terms, covered_share, points_at_selection, selection_chunks
 from logic.types import Chunk
-from tools import filters, lexicon_store, manifest, vectorstore
+from tools import filters, lexicon_store, manifest, search, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
 
 
@@ -67,11 +67,9 @@ def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
             query_filter: models.Filter | None) -> tuple[list[Chunk], float | None]:
     """Search the collection (within `query_filter`, when given) and re-rank the candidates."""
-    client = vectorstore.open_client(ctx.data_dir)
     remaining(ctx)  # out of time: no further call
-    hits = vectorstore.search(client, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
-                              mode=mode, text=query,
-                              query_filter=query_filter)
+    hits = search.find(ctx.data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
+                       mode=mode, text=query, query_filter=query_filter)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 

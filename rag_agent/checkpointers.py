@@ -97,6 +97,33 @@ def open_checkpointer(data_dir: str | Path, url: str | None = None) -> BaseCheck
     return open_sqlite(Path(spec))
 
 
+# A thread's checkpoints older than its latest one, and the writes that belonged to them. Resume and
+# the next turn read only the latest checkpoint (with its pending writes), so the rest is dead weight.
+_PRUNE_SQLITE = (
+    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id < "
+    "(SELECT MAX(checkpoint_id) FROM checkpoints AS c WHERE c.thread_id = checkpoints.thread_id "
+    "AND c.checkpoint_ns = checkpoints.checkpoint_ns)",
+    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_id NOT IN "
+    "(SELECT checkpoint_id FROM checkpoints AS c WHERE c.thread_id = writes.thread_id "
+    "AND c.checkpoint_ns = writes.checkpoint_ns)",
+)
+
+
+def prune_superseded(saver: BaseCheckpointSaver[Any], thread_id: str) -> None:
+    """Keep only a thread's latest checkpoint, so its storage stays as bounded as its message window.
+
+    Called after a finished turn by the thread's only writer. The in-memory saver is left alone: it
+    ends with its process.
+    """
+    postgres = sys.modules.get(_POSTGRES)
+    if postgres is not None and isinstance(saver, postgres.PooledPostgresSaver):
+        saver.prune([thread_id], strategy="keep_latest")
+    elif isinstance(saver, SqliteSaver):
+        with saver.lock, saver.conn:  # one transaction: both deletes or neither
+            for statement in _PRUNE_SQLITE:
+                saver.conn.execute(statement, (thread_id,))
+
+
 def cross_process_lock(saver: BaseCheckpointSaver[Any], thread_id: str) -> AbstractContextManager[None]:
     """Hold a Postgres advisory lock on the thread for the block; a no-op for other stores."""
     postgres = sys.modules.get(_POSTGRES)

@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume, feedback, report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context, SettingsError
-from rag_agent import cli_ingest, cli_memory
+from rag_agent import cli_ingest, cli_memory, cli_records
 from rag_agent.cli_output import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
     cli_memory.add_commands(sub)
+    cli_records.add_commands(sub)
     _accept_global_flags(parser)
     return parser
 
@@ -292,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = _context(args)
         handler = {"ingest": cli_ingest.run, "ask": _ask, "chat": _chat, "eval": _eval, "calibrate": _calibrate,
-                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume}[args.command]
+                   "config": _config, "sessions": cli_memory.run, "resume": cli_memory.resume,
+                   "feedback": cli_records.feedback, "report": cli_records.report}[args.command]
         return handler(args, ctx)
     except SettingsError as exc:
         print(printable(f"rag-agent: invalid setting: {exc}"), file=sys.stderr)

@@ -9,11 +9,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from logic.canary import CANARY
+from logic.masking import SECRET_VARS, redact_secrets
 
-SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
-               "RAG_AGENT_API_KEYS")
-# Key-shaped tokens a provider may echo back in an error ("Incorrect API key provided: sk-...").
-_KEY_LIKE = re.compile(r"\b(?:sk|lsv2)[-_][A-Za-z0-9_-]{6,}")
+__all__ = ["SECRET_VARS", "URL_VARS", "install_redaction", "mask_url", "redact"]
 # The password of a URL with credentials (scheme://user:password@host), wherever a URL is printed.
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@", re.IGNORECASE)
 # Settings that may hold a URL with credentials: their password is masked even where no scheme is printed.
@@ -41,13 +39,10 @@ def mask_url(url: str) -> str:
 
 def redact(text: str) -> str:
     """Mask the configured secrets, passwords in URLs, key-shaped tokens and the canary in `text`."""
-    for name in SECRET_VARS:
-        value = os.environ.get(name, "")
-        if len(value) >= 4:
-            text = text.replace(value, "***")
     for password in _url_passwords():
         text = text.replace(password, "***")
-    return _KEY_LIKE.sub("***", mask_url(text).replace(CANARY, "***"))
+    # Configured secrets and key-shaped tokens: the same masking turn records use (logic/masking.py).
+    return redact_secrets(mask_url(text).replace(CANARY, "***"))
 
 
 def install_redaction() -> None:

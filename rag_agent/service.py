@@ -16,16 +16,25 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Durability
 
 from graph.budget import DEADLINE_KEY, new_deadline
 from graph.builder import compile_graph
 from graph.context import Context
+from graph.recording import RECORDS_KEY, TURN_ID_KEY, iso
 from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.validation import clean_question
 from nodes.classify import RESET_REPLY
-from rag_agent import warmup
-from rag_agent.checkpointers import SQLITE_REMEDY, cross_process_lock, location, open_checkpointer, store_errors
+from rag_agent import records, warmup
+from rag_agent.checkpointers import (
+    SQLITE_REMEDY,
+    cross_process_lock,
+    location,
+    open_checkpointer,
+    prune_superseded,
+    store_errors,
+)
 from rag_agent.logs import install_redaction
 from rag_agent.sessions import format_idle, list_sessions, session
 from rag_agent.sessions import session_ttl as ttl_setting
@@ -37,6 +46,12 @@ _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _thread_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 EXPIRED_NOTE = "(Our earlier conversation on this thread expired after {ttl} without activity; this starts a new one.)"
+
+
+# "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
+# by kill -9) resumes from the last finished node instead of redoing the whole turn. benchmarks/
+# warm_turn.py measures what "async" would save per turn; it loses that guarantee for a hard kill.
+DURABILITY: Durability = "sync"
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -84,6 +99,7 @@ class Agent:
         )
         self.graph = compile_graph(self.checkpointer)
         self._loaded = False
+        self._records_key, self.records = records.store_for(self.checkpointer, self.context.data_dir)
 
     def load(self) -> None:
         """Load the embedder and open the index now (the first turn does it otherwise, before its deadline)."""
@@ -91,8 +107,16 @@ class Agent:
             warmup.load(self.context, warmup.announce if sys.stderr.isatty() else None)
             self._loaded = True
 
+    def feedback(self, turn_id: str, rating: int | str, comment: str | None = None) -> dict[str, Any]:
+        """Rate a turn by its `turn_id`: +1/"up" or -1/"down", with an optional comment.
+
+        Raises InvalidInputError for a bad rating and UnknownTurnError for an id no record has.
+        """
+        return records.record_feedback(turn_id, rating, comment, store=self.records)
+
     def close(self) -> None:
-        """Release the connections of a checkpointer this Agent opened."""
+        """Release the connections of a checkpointer this Agent opened, and its records store."""
+        records.close_store(self._records_key)
         if self._owns_checkpointer:
             closer = getattr(self.checkpointer, "close", None) or getattr(
                 getattr(self.checkpointer, "conn", None), "close", None
@@ -114,25 +138,33 @@ class Agent:
             yield
 
     def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]],
-              relay: StreamedAnswer | None = None) -> dict[str, Any]:
+              relay: StreamedAnswer | None = None, question: Any = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
-        start = time.perf_counter()
+        start, started_at, turn_id = time.perf_counter(), time.time(), uuid.uuid4().hex
         try:
             check_thread_id(thread_id)
             with self._exclusive(thread_id):
                 # The deadline belongs to this invocation, not to the thread (a resumed turn gets a new
                 # one), and starts once the thread is ours: waiting for another turn does not use it up.
-                config: RunnableConfig = {"configurable": {"thread_id": thread_id,
-                                                           DEADLINE_KEY: new_deadline(self.context)}}
+                # The turn id doubles as the LangSmith run id, so feedback can be attached to the trace.
+                config: RunnableConfig = {"run_id": uuid.UUID(turn_id), "configurable": {
+                    "thread_id": thread_id, DEADLINE_KEY: new_deadline(self.context),
+                    TURN_ID_KEY: turn_id, RECORDS_KEY: self._records_key}}
                 state = work(config)
+                prune_superseded(self.checkpointer, thread_id)
         except AgentError as exc:
-            state = _failure(exc)
+            state = records.record_failure(self.records, _failure(exc), thread_id, question, (turn_id, started_at),
+                                           self.context)
         except store_errors() as exc:
             # Checkpointer failures happen outside any node, so no node can route them.
-            state = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
-                                          f"{SQLITE_REMEDY}"))
+            failure = _failure(StorageError(f"the conversation store ({location(self.checkpointer)}) failed: {exc}; "
+                                            f"{SQLITE_REMEDY}"))
+            state = records.record_failure(self.records, failure, thread_id, question, (turn_id, started_at),
+                                           self.context)
         if relay is not None:  # whatever the nodes did not stream (a reply, an error, a note) comes last
             relay.settle(state.get("answer", ""))
+        # Turns the graph did not finish (reset, a resume with nothing to do) still get an id and a time.
+        state = {"turn_id": turn_id, "timestamp": iso(time.time()), **state}
         result = response(state, thread_id, time.perf_counter() - start)
         log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", thread_id if _THREAD_ID.match(thread_id) else "-",
                  result["status"], (result["error"] or {}).get("code", "-"), result["execution_time_seconds"] * 1000,
@@ -142,12 +174,11 @@ class Agent:
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
              relay: StreamedAnswer | None) -> dict[str, Any]:
         """Invoke the graph, passing answer events to `relay` as the nodes emit them."""
-        # "sync": every finished node is checkpointed before the next starts, so a turn killed
-        # midway can be resumed from the last finished node instead of redoing the whole turn.
         if relay is None:
-            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context, durability="sync")
+            state: dict[str, Any] = self.graph.invoke(turn_input, config, context=self.context,
+                                                      durability=DURABILITY)
             return state
-        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability="sync",
+        for mode, chunk in self.graph.stream(turn_input, config, context=self.context, durability=DURABILITY,
                                              stream_mode=["custom", "values"]):
             if mode == "values" and isinstance(chunk, dict):
                 state = chunk
@@ -192,7 +223,7 @@ class Agent:
             trimmed = f"\n\n{state['history_note']}" if state.get("history_note") else ""
             return {**state, "answer": note + state.get("answer", "") + trimmed} if note or trimmed else state
 
-        return self._turn(thread_id, work, relay)
+        return self._turn(thread_id, work, relay, question)
 
     def _expire(self, thread_id: str) -> bool:
         """Delete the thread if it has been idle longer than the session TTL; tell whether it did."""
@@ -251,6 +282,8 @@ def response(state: dict[str, Any], thread_id: str, seconds: float) -> dict[str,
     retrieved = state.get("retrieved") or []
     return {
         "thread_id": thread_id,
+        "turn_id": state.get("turn_id", ""),
+        "timestamp": state.get("timestamp", ""),
         "turn": state.get("turns", sum(isinstance(m, HumanMessage) for m in state.get("messages", []))),
         "status": state.get("status", "error"),
         "answer": state.get("answer", ""),

@@ -18,12 +18,14 @@ from qdrant_client import QdrantClient
 from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
 from logic.injection import flag_pages
-from tools import lexicon_store, manifest, sources, upsert, vectorstore
+from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
 from tools.upsert import Settings, to_document
 
 log = logging.getLogger(__name__)
 WRITE_REMEDY = "free disk space or make the data folder writable, then re-run ingest (finished pages are kept)"
-LOCAL_MODE_LIMIT = 20_000  # past this, embedded Qdrant's full scans make filters and deletes slow
+# The size benchmarks/scale.py measured the embedded index at (docs/benchmarks.md). Past it, memory and
+# search time keep growing linearly and every ingest rewrites the export and holds local Qdrant in memory.
+LOCAL_MODE_LIMIT = 100_000
 page_url = sources.page_url  # kept importable from here for existing callers
 __all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "to_document"]
 
@@ -91,6 +93,12 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
             "run ingest with --recreate to rebuild it"
         )
     mode = _retrieval_mode(info, collection, retrieval, recreate)
+    if mode == vectorstore.HYBRID and info and info.get("documents") and not recreate \
+            and info.get("sparse") != sparse.ENCODING:
+        # Chunks written by the earlier hand-written encoder hash terms differently from fastembed's BM25.
+        raise IndexMismatchError(
+            f"collection {collection!r} holds keyword vectors from an earlier BM25 encoder; "
+            "run ingest with --recreate to rebuild it")
     dimension = len(embeddings.embed_query("dimension probe"))
     if recreate or not info or not client.collection_exists(collection):
         # A calibration belongs to the index and survives a rebuild of the same collection; without
@@ -106,6 +114,8 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
         if client.collection_exists(collection):
             client.delete_collection(collection)
     info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
+    if mode == vectorstore.HYBRID:
+        info["sparse"] = sparse.ENCODING
     vectorstore.ensure_collection(client, collection, dimension, mode=mode)
     vectorstore.fast_local_writes(client, collection)
     if os.environ.get("QDRANT_URL"):
@@ -190,11 +200,13 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
+    if not os.environ.get("QDRANT_URL") and (touched or embedded_index.current(data_dir, collection) is None):
+        embedded_export.export_collection(client, collection, data_dir, info)  # what readers search in local mode
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     if report.chunks > LOCAL_MODE_LIMIT and not os.environ.get("QDRANT_URL"):
         report.warnings.append(
-            f"{report.chunks} chunks is past what local mode handles well (~{LOCAL_MODE_LIMIT}); run a Qdrant "
+            f"{report.chunks} chunks is past the {LOCAL_MODE_LIMIT:,} the embedded index was measured at; run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")
         log.warning(report.warnings[-1])
     return report

@@ -71,6 +71,25 @@ def set_aside(data_dir: str | Path) -> Path:
     return target
 
 
+_read: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def load_cached(data_dir: str | Path) -> dict[str, Any]:
+    """Return the manifest for reading only, parsed again only when the file changes (every turn reads it)."""
+    path = manifest_path(data_dir)
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return {"collections": {}}
+    # save() replaces the file, so a new inode marks a rewrite even within one mtime tick.
+    stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    cached = _read.get(path)
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, load(data_dir))
+        _read[path] = cached
+    return cached[1]
+
+
 def save(data_dir: str | Path, data: dict[str, Any]) -> None:
     """Write the manifest atomically, so an interrupted write never leaves half a file (or a temp file)."""
     path = manifest_path(data_dir)
@@ -89,8 +108,8 @@ def save(data_dir: str | Path, data: dict[str, Any]) -> None:
 
 
 def collection_info(data_dir: str | Path, collection: str, embedding_model: str) -> dict[str, Any]:
-    """Return a collection's entry, checking it was built with the embedder now configured."""
-    info: dict[str, Any] | None = load(data_dir)["collections"].get(collection)
+    """Return a collection's entry (not to be modified), checking it was built with the embedder now configured."""
+    info: dict[str, Any] | None = load_cached(data_dir)["collections"].get(collection)
     if not info:
         raise IndexMissingError(
             f"no documents are indexed in collection {collection!r} under {data_dir}; "

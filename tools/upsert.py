@@ -11,6 +11,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
+from langchain_qdrant import SparseEmbeddings
 from qdrant_client import QdrantClient
 from tqdm import tqdm
 
@@ -68,7 +69,7 @@ def _batches(changed: list[str], chunks: dict[str, list[Passage]], size: int) ->
         yield batch
 
 
-def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> sparse.BM25Encoder | None:
+def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> SparseEmbeddings | None:
     """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
     if manifest.retrieval_mode(info) != vectorstore.HYBRID:
         return None
@@ -76,7 +77,7 @@ def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> s
     if not info.get("bm25_average_length") and chunks:
         texts = (c.embedding_text() for page in chunks.values() for c in page)
         info["bm25_average_length"] = round(sparse.average_length(texts), 2)
-    return sparse.BM25Encoder(float(info.get("bm25_average_length") or 1.0))
+    return sparse.encoder(float(info.get("bm25_average_length") or 1.0))
 
 
 def write(client: QdrantClient, collection: str, embeddings: Embeddings, found: sources.Collected,

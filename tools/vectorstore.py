@@ -5,17 +5,18 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseVector
+from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseEmbeddings, SparseVector
 from qdrant_client import QdrantClient, models
 
 from logic.errors import RetrievalError
+from tools import sparse as bm25
 from tools.qdrant_local import connect as _connect
-from tools.sparse import BM25Encoder
 
 DENSE, HYBRID = "dense", "hybrid"
 MODES = (DENSE, HYBRID)
@@ -23,6 +24,10 @@ MODES = (DENSE, HYBRID)
 # index plus one named sparse vector, and dense-only search is the same call for either.
 DENSE_VECTOR = ""
 SPARSE_VECTOR = "bm25"
+
+# qdrant-client warns past 20,000 points because its local mode searches in Python; queries here read
+# the embedded snapshot instead (tools/embedded_index.py), and ingest warns at the size measured for it.
+warnings.filterwarnings("ignore", message="Local mode is not recommended", category=UserWarning)
 
 _clients: dict[str, QdrantClient] = {}
 _lock = threading.Lock()
@@ -40,6 +45,15 @@ def open_client(data_dir: str | Path, *, recreate: str = "") -> QdrantClient:
         if key not in _clients:
             _clients[key] = _connect(url, Path(key), recreate)
         return _clients[key]
+
+
+def release(data_dir: str | Path) -> None:
+    """Close this process's client of a local index, so other processes may open it."""
+    key = str(Path(data_dir, "qdrant").resolve())
+    with _lock:
+        client = _clients.pop(key, None)
+    if client is not None:
+        client.close()
 
 
 def close_clients() -> None:
@@ -78,7 +92,7 @@ def fast_local_writes(client: QdrantClient, collection: str) -> None:
 
 
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True,
-          sparse: BM25Encoder | None = None) -> QdrantVectorStore:
+          sparse: SparseEmbeddings | None = None) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store; with a sparse encoder it writes both vectors."""
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
     # not on every query (the manifest has already checked the embedder and dimension).
@@ -135,7 +149,7 @@ def search(
     Hybrid mode also matches `text`'s terms by keyword.
     """
     try:
-        keywords = BM25Encoder().embed_query(text) if mode == HYBRID else None
+        keywords = bm25.encoder().embed_query(text) if mode == HYBRID else None
         if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
             return _hybrid(client, collection, vector, keywords, k, query_filter)
         vstore = store(client, collection, embeddings, validate=False)

@@ -7,7 +7,10 @@ user cannot read or run another's thread.
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -115,6 +118,17 @@ def test_concurrent_runs_on_one_thread_do_not_fork_its_history(alice: SyncLangGr
     assert [messages[0]["content"], messages[2]["content"]] == list(questions)
 
 
+def test_each_server_turn_writes_a_record(alice: SyncLangGraphClient, server: devserver.DevServer) -> None:
+    thread = alice.threads.create()
+    out = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert isinstance(out, dict) and out["turn_id"] and out["timestamp"].endswith("Z"), out
+    # The server path has no Agent: the graph itself wrote the record, in the data dir's SQLite file.
+    with sqlite3.connect(server.workdir / "data" / "checkpoints.sqlite") as conn:
+        rows = conn.execute("SELECT thread_id, status, question FROM rag_agent_turns WHERE turn_id = ?",
+                            (out["turn_id"],)).fetchall()
+    assert rows == [(thread["thread_id"], "grounded", "What is Isaac Sim?")]
+
+
 def test_updates_stream_shows_each_node_decision(alice: SyncLangGraphClient) -> None:
     thread = alice.threads.create()
     updates = [part.data for part in alice.runs.stream(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"),
@@ -192,3 +206,17 @@ def test_another_user_cannot_read_or_run_a_thread(alice: SyncLangGraphClient, bo
         with pytest.raises(httpx.HTTPStatusError) as rejected:
             anonymous.threads.search()
         assert rejected.value.response.status_code == 401
+
+
+def test_cli_asks_while_the_server_serves_the_same_index(server: devserver.DevServer,
+                                                         alice: SyncLangGraphClient) -> None:
+    # The server has searched the index (so a local Qdrant lock would be held by now)...
+    thread = alice.threads.create()
+    served = alice.runs.wait(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT)
+    assert isinstance(served, dict) and served["status"] == "grounded", served
+    # ...and a CLI process on the same data dir answers all the same: readers never open Qdrant.
+    done = subprocess.run([str(devserver.RAG_AGENT), "ask", "--json", "--threshold", "0.2", "What is Isaac Sim?"],
+                          env=server.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "grounded" and {c["source"] for c in out["citations"]} == {"isaac-sim.md"}

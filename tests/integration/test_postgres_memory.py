@@ -80,6 +80,17 @@ def test_followup_resolves_across_agent_instances(
     assert not (os.path.exists(os.path.join(ctx.data_dir, "checkpoints.sqlite")))
 
 
+def test_finished_turns_keep_only_the_latest_checkpoint(
+    pg_url: str, thread: str, make_context: Callable[..., Context]
+) -> None:
+    with Agent(make_context(), pg_url) as agent:
+        for question in ("What is Isaac Sim?", "How do I use it for synthetic data?", "thanks"):
+            agent.ask(question, thread)
+            assert _rows(pg_url, thread) == 1  # each turn writes ~5 checkpoints; the superseded ones go
+        state = agent.graph.get_state({"configurable": {"thread_id": thread}}).values
+    assert state["turns"] == 3 and len(state["messages"]) == 6
+
+
 def test_a_turn_waits_for_another_sessions_lock_on_its_thread(
     pg_url: str, thread: str, make_context: Callable[..., Context]
 ) -> None:

@@ -47,12 +47,13 @@ def test_corrupt_index_file_is_named_and_recreate_recovers(tmp_path: Path) -> No
     assert run_cli(data, "ingest", str(folder)).returncode == 0
     storage = data / "qdrant" / "collection" / "docs" / "storage.sqlite"
     storage.write_bytes(os.urandom(4096))
-    asked = run_cli(data, "ask", QUESTION)
-    output = clean(asked)
-    assert asked.returncode == 1
+    # Questions are answered from the embedded export, which never reads Qdrant's storage file.
+    assert run_cli(data, "ask", "--threshold", "0", QUESTION).returncode == 0
+    plain = run_cli(data, "ingest", str(folder))  # the one process that opens Qdrant names the damage
+    output = clean(plain)
+    assert plain.returncode == 1
     assert str(storage) in output and "index" in output and "--recreate" in output
     assert "conversation store" not in output
-    assert run_cli(data, "ingest", str(folder)).returncode == 1  # a plain ingest names it too
     rebuilt = run_cli(data, "ingest", str(folder), "--recreate")
     assert rebuilt.returncode == 0, clean(rebuilt)
     assert "added 3" in rebuilt.stdout

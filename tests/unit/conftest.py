@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import tools.embeddings
+from graph import record_stores
 from graph.builder import compile_graph
 from graph.context import Context
 from tests.tiny_corpus import CORPUS
@@ -33,6 +34,8 @@ _ENV_VARS = (
     "RAG_AGENT_CHECKPOINTER",
     "RAG_AGENT_SESSION_TTL",
     "RAG_AGENT_TURN_TIMEOUT",
+    "RAG_AGENT_RECORDS",
+    "RAG_AGENT_RECORDS_RETENTION_DAYS",
 )
 
 
@@ -50,6 +53,7 @@ def hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(name, raising=False)
     yield
     vectorstore.close_clients()
+    record_stores.close_defaults()  # graph runs without an Agent opened a records store in the test's data dir
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.classify
+import rag_agent.service
 from graph.builder import compile_graph
 from graph.context import Context
 from logic.chunking import count_tokens
@@ -68,9 +69,19 @@ def _checkpoint_bytes(db: Path, thread: str) -> int:
     return int(row[0])
 
 
+def _thread_bytes(db: Path, thread: str) -> int:
+    """Return everything SQLite stores for the thread: every checkpoint, its metadata and pending writes."""
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) FROM checkpoints "
+                              "WHERE thread_id = ?", (thread,)).fetchone()[0]
+        writes = conn.execute("SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?",
+                              (thread,)).fetchone()[0]
+    return int(stored) + int(writes)
+
+
 def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tuple[int, ...],
-                bounded: bool = True) -> tuple[dict[int, int], dict[int, int]]:
-    """Run `turns` turns of the question cycle on one thread; return checkpoint bytes and window tokens.
+                bounded: bool = True) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+    """Run `turns` turns of the question cycle; return latest-checkpoint bytes, window tokens, thread bytes.
 
     Every turn checks the state the next prompt is built from: at most `max_history` messages (when
     bounded), starting on a user message. At the measured turns the window's token count is printed too.
@@ -78,6 +89,7 @@ def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tup
     config: Any = {"configurable": {"thread_id": thread}}
     sizes: dict[int, int] = {}
     window_tokens: dict[int, int] = {}
+    totals: dict[int, int] = {}
     for turn, question in zip(range(1, turns + 1), cycle(CONVERSATION), strict=False):
         response = agent.ask(question, thread_id=thread)
         assert response["status"] != "error", response
@@ -88,20 +100,24 @@ def _run_thread(agent: Agent, db: Path, thread: str, turns: int, measure_at: tup
         assert isinstance(messages[0], HumanMessage)
         if turn in measure_at:
             sizes[turn] = _checkpoint_bytes(db, thread)
+            totals[turn] = _thread_bytes(db, thread)
             window_tokens[turn] = sum(count_tokens(str(m.content)) for m in messages)
-            print(f"{thread}: turn {turn}: checkpoint {sizes[turn]} bytes, {len(messages)} messages, "
+            print(f"{thread}: turn {turn}: checkpoint {sizes[turn]} bytes, thread {totals[turn]} bytes, "
+                  f"{len(messages)} messages, "
                   f"{window_tokens[turn]} tokens in the window")
-    return sizes, window_tokens
+    return sizes, window_tokens, totals
 
 
 def test_long_thread_stays_bounded_and_checkpoints_stay_flat(make_context: Callable[..., Context]) -> None:
     ctx = make_context(max_history=10)
     agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
     db = Path(ctx.data_dir) / "checkpoints.sqlite"
-    sizes, _ = _run_thread(agent, db, "long", 200, (50, 200))
+    sizes, _, totals = _run_thread(agent, db, "long", 200, (50, 200))
     print(f"checkpoint bytes at turn 50: {sizes[50]}, at turn 200: {sizes[200]}")
     # Same point in the question cycle (50 and 200 are both ≡ 0 mod 5), so the same window shape.
     assert abs(sizes[200] - sizes[50]) <= 0.05 * sizes[50]
+    # Superseded checkpoints included: the thread's whole storage is as flat as its latest checkpoint.
+    assert abs(totals[200] - totals[50]) <= 0.05 * totals[50]
 
 
 LONG_TESTS = os.environ.get("CI") == "true" or os.environ.get("RAG_AGENT_LONG_TESTS") == "1"
@@ -117,11 +133,12 @@ def test_thousand_turn_thread_stays_bounded_and_checkpoints_stay_flat(
     agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
     db = Path(ctx.data_dir) / "checkpoints.sqlite"
     start = time.perf_counter()
-    sizes, window_tokens = _run_thread(agent, db, "thousand", 1000, (100, 1000))
+    sizes, window_tokens, totals = _run_thread(agent, db, "thousand", 1000, (100, 1000))
     print(f"checkpoint bytes at turn 100: {sizes[100]}, at turn 1000: {sizes[1000]} "
           f"({time.perf_counter() - start:.1f} s for 1,000 turns)")
     # 100 and 1000 are both ≡ 0 mod 5: the same point in the question cycle, so the same window shape.
     assert abs(sizes[1000] - sizes[100]) <= 0.05 * sizes[100]
+    assert abs(totals[1000] - totals[100]) <= 0.05 * totals[100]  # superseded checkpoints included
     # The prompt side: the history a prompt is built from is as long at turn 1000 as at turn 100.
     assert abs(window_tokens[1000] - window_tokens[100]) <= 0.05 * window_tokens[100]
 
@@ -133,7 +150,7 @@ def test_without_the_window_checkpoints_grow(make_context: Callable[..., Context
     ctx = make_context(max_history=10)
     agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
     db = Path(ctx.data_dir) / "checkpoints.sqlite"
-    sizes, _ = _run_thread(agent, db, "unbounded", 100, (10, 100), bounded=False)
+    sizes, _, _ = _run_thread(agent, db, "unbounded", 100, (10, 100), bounded=False)
     print(f"unbounded: checkpoint bytes at turn 10: {sizes[10]}, at turn 100: {sizes[100]}")
     messages = agent.graph.get_state({"configurable": {"thread_id": "unbounded"}}).values["messages"]
     assert len(messages) == 200  # nothing was removed
@@ -171,3 +188,24 @@ def test_legacy_thread_without_a_counter_counts_its_user_messages(make_context: 
 def test_max_history_range_is_enforced(value: int) -> None:
     with pytest.raises(ValueError, match="max_history"):
         Context(max_history=value)
+
+
+def test_without_pruning_a_thread_storage_grows(make_context: Callable[..., Context],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control for the thread-bytes check: keep superseded checkpoints and storage grows per turn."""
+    monkeypatch.setattr(rag_agent.service, "prune_superseded", lambda saver, thread_id: None)
+    ctx = make_context(max_history=10)
+    agent = Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir))
+    _, _, totals = _run_thread(agent, Path(ctx.data_dir) / "checkpoints.sqlite", "kept", 30, (10, 30))
+    assert totals[30] > 2 * totals[10]
+
+
+def test_a_finished_turn_leaves_one_checkpoint(make_context: Callable[..., Context]) -> None:
+    ctx = make_context()
+    with Agent(ctx, checkpointer=open_checkpointer(ctx.data_dir)) as agent:
+        agent.ask("What is Isaac Sim?", "one")
+        followup = agent.ask("How do I use it for synthetic data?", "one")
+    with sqlite3.connect(Path(ctx.data_dir) / "checkpoints.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'one'").fetchone()[0] == 1
+    # The pruned thread still remembers: the follow-up is resolved from the first turn.
+    assert followup["turn"] == 2 and "Isaac Sim" in followup["retrieval_query"]

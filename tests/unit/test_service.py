@@ -14,8 +14,8 @@ from logic.errors import InvalidInputError, StorageError
 from rag_agent.service import Agent, check_thread_id, open_checkpointer
 
 DOCUMENTED_KEYS = {
-    "thread_id", "turn", "status", "answer", "grounded", "retrieval_query", "citations", "retrieved",
-    "top_score", "gate_score", "flagged", "flag_reason", "threshold",
+    "thread_id", "turn_id", "timestamp", "turn", "status", "answer", "grounded", "retrieval_query", "citations",
+    "retrieved", "top_score", "gate_score", "flagged", "flag_reason", "threshold",
     "model_used", "embedding_model", "tokens_used", "tokens_estimated",
     "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed", "not_found",
     "retrieval_cached",

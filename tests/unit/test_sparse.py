@@ -1,56 +1,65 @@
-"""The offline BM25 encoder: exact weights, indices that never change, queries weighed apart from chunks."""
+"""The BM25 encoder is fastembed's: Snowball-stemmed terms, saturated weights, no model hub, stable term ids."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
-from tools.sparse import BM25Encoder, average_length, index_of
-
-ROBOT, ARM = 3626729188, 2556329620
+from tools import sparse
 
 
-def weights(vector: object) -> dict[int, float]:
-    return dict(zip(vector.indices, vector.values, strict=True))  # type: ignore[attr-defined]
+def weights(vector: Any) -> dict[int, float]:
+    return dict(zip(vector.indices, vector.values, strict=True))
+
+
+def test_stemming_matches_word_forms_plural_stripping_missed() -> None:
+    # "calibrating" / "calibration" / "calibrated" share one Snowball stem; "sensors" meets "sensor".
+    query = set(sparse.encoder().embed_query("How is calibration of sensors done?").indices)
+    chunk = set(sparse.encoder().embed_documents(["We calibrated each sensor before calibrating the arm."])[0].indices)
+    assert len(query & chunk) == 2
+
+
+def test_stopwords_carry_no_weight() -> None:
+    assert sparse.encoder().embed_query("what is the").indices == []
 
 
 def test_document_weights_are_bm25_term_frequencies() -> None:
-    # "The" is a stopword and "arms" counts as "arm": three terms, as long as the average chunk,
-    # so the length norm is k1 = 1.2 and a term seen tf times weighs tf * 2.2 / (tf + 1.2).
-    vector = BM25Encoder(average_length=3).embed_document("The robot, the robot arms")
-    assert weights(vector) == pytest.approx({ROBOT: 2 * 2.2 / 3.2, ARM: 1.0})
-    assert vector.indices == sorted(vector.indices)
+    # Three terms in a chunk of the average length: the length norm is k1 = 1.2, so a term seen tf
+    # times weighs tf * 2.2 / (tf + 1.2): the repeated "robot" 4.4 / 3.2, the single "arm" 1.
+    vector = sparse.encoder(3.0).embed_documents(["The robot, the robot arms"])[0]
+    assert sorted(weights(vector).values()) == pytest.approx([1.0, 2 * 2.2 / 3.2])
 
 
 def test_a_longer_chunk_weighs_the_same_term_less() -> None:
-    encoder = BM25Encoder(average_length=4)
-    short = weights(encoder.embed_document("robot arm"))[ROBOT]
-    long = weights(encoder.embed_document("robot arm gripper wheel camera lidar joint motor"))[ROBOT]
-    assert short > long > 0
+    short, long = sparse.encoder(4.0).embed_documents(["robot arm", "robot arm gripper wheel camera lidar joint"])
+    robot = set(short.indices) & set(long.indices)
+    assert all(weights(short)[t] > weights(long)[t] > 0 for t in robot) and robot
 
 
-def test_repeating_a_term_saturates() -> None:
-    encoder = BM25Encoder(average_length=10)
-    once, many = (weights(encoder.embed_document(" ".join(["robot"] * n)))[ROBOT] for n in (1, 50))
-    assert once < many < encoder.k1 + 1
+def test_encoding_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    sparse._cache.clear()
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("the BM25 encoder tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert sparse.encoder(50.0).embed_query("robot arm").indices
 
 
-def test_query_terms_weigh_one_each_however_often_they_occur() -> None:
-    vector = BM25Encoder().embed_query("What is a robot arm? Robot arms!")
-    assert weights(vector) == {ROBOT: 1.0, ARM: 1.0}
-
-
-def test_indices_are_the_same_in_every_process() -> None:
-    # Stored chunks keep their indices across runs: a salted or changed hash would silently break search.
-    assert (index_of("robot"), index_of("arm")) == (ROBOT, ARM)
-    code = "from tools.sparse import index_of; print(index_of('nitros'))"
+def test_term_ids_are_the_same_in_every_process() -> None:
+    # Stored chunks keep their term ids across runs: a salted hash would silently break keyword search.
+    code = "from tools.sparse import encoder; print(encoder().embed_query('nitros').indices)"
     outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                              env={"PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2")}
-    assert outputs == {"2405369518"}
+                              env={"PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}).stdout.strip()
+               for seed in ("1", "2")}
+    assert len(outputs) == 1 and outputs != {"[]"}
 
 
-def test_average_length_counts_content_terms() -> None:
-    assert average_length(["the robot arm", "a gripper"]) == 1.5
-    assert average_length([]) == 1.0
+def test_average_length_counts_stemmed_content_terms() -> None:
+    assert sparse.average_length(["the robot arm", "a gripper"]) == 1.5
+    assert sparse.average_length([]) == 1.0

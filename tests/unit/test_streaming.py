@@ -59,7 +59,7 @@ def test_streaming_does_not_change_the_response(agent: Agent, model_says: Callab
     streamed = agent.ask(BREAD_QUESTION, "t1", on_answer=lambda event: None)
     model_says("Knead it for ten minutes [1].")
     plain = agent.ask(BREAD_QUESTION, "t2")
-    drop = {"thread_id", "execution_time_seconds"}
+    drop = {"thread_id", "turn_id", "timestamp", "execution_time_seconds"}
     assert {k: v for k, v in streamed.items() if k not in drop} == {k: v for k, v in plain.items() if k not in drop}
 
 

@@ -1,0 +1,188 @@
+"""The embedded default at scale: the textbook plus synthetic chunks (~100k), searched and asked in one run.
+
+    .venv/bin/python benchmarks/scale.py                      # 100k chunks (builds once into --data-dir)
+    .venv/bin/python benchmarks/scale.py --chunks 10000       # a smaller index
+    .venv/bin/python benchmarks/scale.py --smoke              # seconds: a few hundred chunks, hash embedder
+
+The index is built the way ingest builds one: the textbook corpus through `ingest` (hybrid, the real
+embedder), then synthetic chunks upserted into the same local Qdrant collection (random unit vectors,
+~150 words drawn from the textbook's own vocabulary, payloads shaped like ingest's) and the embedded
+snapshot exported, in a child process so the peak memory reported is the reader's alone. The reader
+then measures what a process answering questions pays: opening the snapshot, search alone (the query
+vector precomputed), and full turns through `Agent.ask` (distinct questions, no retrieval cache hits),
+plus hit@5 and abstention on the shared textbook sets at this size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from qdrant_client import models  # noqa: E402
+
+from benchmarks._common import machine, ms  # noqa: E402
+from logic import lexical  # noqa: E402
+from tools import embedded_export, embedded_index, lexicon_store, manifest, search, vectorstore  # noqa: E402
+from tools.embeddings import get_embeddings  # noqa: E402
+from tools.ingest import ingest_folder  # noqa: E402
+
+SHARED = Path(os.environ.get("RAG_AGENT_SHARED", ROOT.parent / "shared")) / "eval"
+CORPUS = SHARED / "textbook" / "corpus"
+COLLECTION = "docs"
+WORDS, PER_PAGE, BATCH = 150, 12, 1000
+GOALS = {"search_p50_ms": 150, "turn_p50_ms": 300, "open_s": 2.0, "rss_mb": 1536, "search_cpu_p50_ms": 150,
+         "turn_cpu_p50_ms": 300}
+
+
+def _vocabulary() -> tuple[list[str], np.ndarray]:
+    """Return the textbook's words and their frequencies, so synthetic chunks have realistic postings."""
+    counts = Counter(w for p in CORPUS.rglob("*.md") for w in re.findall(r"[A-Za-z][a-z]+", p.read_text()))
+    words = list(counts)
+    freq = np.asarray([counts[w] for w in words], dtype=np.float64)
+    return words, freq / freq.sum()
+
+
+def build(data_dir: Path, chunks: int, embedder: str, corpus: Path) -> None:
+    """Ingest the textbook, add synthetic chunks up to `chunks`, and export the snapshot (timed)."""
+    started = time.perf_counter()
+    ingest_folder(corpus, data_dir=data_dir, collection=COLLECTION, embeddings=get_embeddings(embedder),
+                  embedding_model=embedder, progress=False, retrieval="hybrid", recreate=True)
+    client = vectorstore.open_client(data_dir)
+    real = int(client.count(COLLECTION).count)
+    data = manifest.load(data_dir)
+    info = data["collections"][COLLECTION]
+    words, freq = _vocabulary()
+    rng = np.random.default_rng(7)
+    dim = int(info["dimension"])
+    for first in range(0, max(chunks - real, 0), BATCH):
+        n = min(BATCH, chunks - real - first)
+        vectors = rng.standard_normal((n, dim)).astype(np.float32)
+        texts = [" ".join(rng.choice(words, WORDS, p=freq)) for _ in range(n)]
+        points = []
+        for i in range(n):
+            page = f"synthetic/page-{(first + i) // PER_PAGE}.md"
+            meta = {"chunk_id": str(uuid.uuid4()), "source": page, "source_url": f"https://example.org/{page}",
+                    "title": f"Synthetic {first + i}", "heading_hierarchy": [f"Synthetic {(first + i) // PER_PAGE}"],
+                    "chunk_index": (first + i) % PER_PAGE, "text": texts[i], "module_name": "synthetic"}
+            points.append(models.PointStruct(id=meta["chunk_id"], vector={"": vectors[i].tolist()},
+                                             payload={"page_content": texts[i], "metadata": meta}))
+            info["documents"][page] = "synthetic"
+            info.setdefault("sections", {})[page] = meta["heading_hierarchy"]
+        client.upsert(COLLECTION, points, wait=True)
+    upserted = time.perf_counter()
+    lexicon_store.save(data_dir, COLLECTION, lexical.build(vectorstore.iter_texts(client, COLLECTION)))
+    exported = time.perf_counter()
+    embedded_export.export(client, COLLECTION, data_dir, hybrid=True,
+                           average_length=float(info.get("bm25_average_length") or 100))
+    done = time.perf_counter()
+    info["chunks"] = int(client.count(COLLECTION).count)
+    manifest.new_version(info)
+    manifest.save(data_dir, data)
+    print(f"built {info['chunks']} chunks in {done - started:.0f} s (upsert {upserted - started:.0f} s, "
+          f"lexicon {exported - upserted:.0f} s, snapshot export {done - exported:.1f} s)", flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Return the q-quantile of the values (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
+
+
+def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
+    """Open the index, time search and full turns, and report quality at this size."""
+    from graph.context import Context
+    from rag_agent.evaluate import load_jsonl, metrics, run
+    from rag_agent.service import Agent
+
+    started = time.perf_counter()
+    snap = embedded_index.current(data_dir, COLLECTION)
+    opened = time.perf_counter() - started
+    assert snap is not None, "the build exported a snapshot"
+    questions = load_jsonl(SHARED / "textbook" / "textbook-questions.jsonl")
+    ood = load_jsonl(SHARED / "ood" / "squad2-ood-questions.jsonl")
+    asked = [q["question"] for q in (questions + ood)[:queries]]
+    embeddings = get_embeddings(embedder)
+    vectors, embed_s = [], []
+    for question in asked:
+        t = time.perf_counter()
+        vectors.append(embeddings.embed_query(question))
+        embed_s.append(time.perf_counter() - t)
+    search.find(data_dir, COLLECTION, embeddings, vectors[0], 30, mode="hybrid", text=asked[0])  # loads the encoder
+    search_s, search_cpu = [], []
+    for question, vector in zip(asked, vectors, strict=True):
+        t, cpu = time.perf_counter(), time.process_time()
+        search.find(data_dir, COLLECTION, embeddings, vector, 30, mode="hybrid", text=question)
+        search_s.append(time.perf_counter() - t)
+        search_cpu.append(time.process_time() - cpu)
+    with Agent(Context(data_dir=str(data_dir), embedding_model=embedder), checkpointer="memory") as agent:
+        agent.ask("warm-up question about ROS 2 nodes", uuid.uuid4().hex)
+        turn_s, turn_cpu = [], []
+        for question in random.Random(1).sample(asked, len(asked)):  # distinct questions: no cache hits
+            t, cpu = time.perf_counter(), time.process_time()
+            agent.ask(question, uuid.uuid4().hex)
+            turn_s.append(time.perf_counter() - t)
+            turn_cpu.append(time.process_time() - cpu)
+        quality = metrics(run(agent, questions[:queries] + ood[:queries], []))
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"chunks": snap.rows, "open_s": opened, "search_p50_ms": statistics.median(search_s) * 1000,
+            "search_p95_ms": percentile(search_s, 0.95) * 1000, "turn_p50_ms": statistics.median(turn_s) * 1000,
+            "turn_p95_ms": percentile(turn_s, 0.95) * 1000, "embed_p50_ms": statistics.median(embed_s) * 1000,
+            "rss_mb": rss_mb,
+            # CPU seconds of this process (all its threads): what a query costs when other processes
+            # compete for the cores, as they do on the shared machine these run on.
+            "search_cpu_p50_ms": statistics.median(search_cpu) * 1000,
+            "turn_cpu_p50_ms": statistics.median(turn_cpu) * 1000,
+            "hit_at_5": quality["hit_at_5"] or 0.0, "abstention": quality["abstention_recall"] or 0.0}
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Build the index if needed (in a child process), then measure in this one and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=50, help="questions per measurement (distinct)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="reused when it already holds --chunks")
+    parser.add_argument("--embedder", default="local/all-MiniLM-L6-v2")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the real pages ingested first")
+    parser.add_argument("--smoke", action="store_true", help="a few hundred chunks, 4 questions, hash embedder")
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.chunks, args.queries, args.embedder, args.corpus = 400, 4, "hash/384", CORPUS / "module-1"
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rag-scale-"))
+    if args.build_only:
+        build(data_dir, args.chunks, args.embedder, args.corpus)
+        return {}
+    info = manifest.load(data_dir)["collections"].get(COLLECTION) or {}
+    if int(info.get("chunks", 0)) < args.chunks * 0.95 or info.get("embedding_model") != args.embedder:
+        subprocess.run([sys.executable, __file__, "--build-only", "--chunks", str(args.chunks), "--data-dir",
+                        str(data_dir), "--embedder", args.embedder, "--corpus", str(args.corpus)], check=True)
+    print(machine())
+    figures = measure(data_dir, args.queries, args.embedder)
+    for name, value in figures.items():
+        goal = GOALS.get(name)
+        verdict = f"  goal <= {goal}: {'MET' if value <= goal else 'NOT MET'}" if goal else ""
+        print(f"{name:>15}: {ms(value / 1000) if name.endswith('_ms') else round(value, 3)}{verdict}")
+    print(json.dumps({k: round(v, 3) for k, v in figures.items()}))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Every benchmark script runs end to end at tiny sizes, so none can rot between the runs that measure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_agent.cli import main as cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "eval"
+TEXTBOOK = SHARED / "textbook"
+
+pytestmark = pytest.mark.skipif(not TEXTBOOK.is_dir(), reason=f"benchmark smoke runs skipped: they read {TEXTBOOK}")
+
+
+def run(script: str, *args: str, timeout: float = 600) -> str:
+    """Run a benchmark script as a user would; return its output, failing with it when the script fails."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "QDRANT_URL"}
+    env.update(HF_HUB_OFFLINE="1", RAG_AGENT_EMBEDDING_MODEL="hash/256", LANGSMITH_TRACING="false")
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_scale(tmp_path: Path) -> None:
+    out = run("scale.py", "--smoke", "--data-dir", str(tmp_path / "data"))
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures["chunks"] >= 400 and figures["search_p50_ms"] > 0 and figures["turn_p50_ms"] > 0
+
+
+def test_warm_turn(tmp_path: Path) -> None:
+    out = run("warm_turn.py", "--smoke", "--data-dir", str(tmp_path / "data"))
+    assert "agent sync / pipeline:" in out and "agent async / pipeline:" in out
+
+
+def test_ingest() -> None:
+    out = run("ingest.py", "--corpus", str(TEXTBOOK / "corpus" / "module-1"), "--rounds", "1", "--embedder", "hash/64")
+    assert "ratio pipeline/embedder:" in out
+
+
+def test_grounding() -> None:
+    out = run("grounding.py", str(TEXTBOOK / "corpus" / "module-1"), "--samples", "20")
+    assert out.count("\n") == 7  # the header and six thresholds
+
+
+def test_selection() -> None:
+    out = run("selection.py", "--corpus", str(TEXTBOOK / "corpus"), "--ood-limit", "2")
+    assert "abstention_out_of_scope" in out
+
+
+def test_squad_set(tmp_path: Path) -> None:
+    run("squad_set.py", str(tmp_path / "squad"), "--per-class", "2")
+    assert len((tmp_path / "squad" / "questions.jsonl").read_text().splitlines()) == 4
+    assert any((tmp_path / "squad" / "corpus").iterdir())
+
+
+def test_mtrag(tmp_path: Path) -> None:
+    out = run("mtrag.py", "--limit", "1", "--json", "--embedding-model", "hash/256")
+    assert json.loads(out)
+
+
+def test_confidence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fit reads `rag-agent eval --report` records: make a small real report first.
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    questions = tmp_path / "q.jsonl"
+    lines = (TEXTBOOK / "textbook-questions.jsonl").read_text().splitlines()[:6]
+    lines += (SHARED / "ood" / "squad2-ood-questions.jsonl").read_text().splitlines()[:6]
+    questions.write_text("\n".join(lines) + "\n")
+    report = tmp_path / "report.jsonl"
+    assert cli(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus",
+                str(TEXTBOOK / "corpus" / "module-1"), "--report", str(report), "--json"]) == 0
+    out = run("confidence.py", str(report), "--check", str(report))
+    assert out.strip()
+
+
+def test_load() -> None:
+    out = run("load.py", "--conversations", "1", "--seconds", "4", "--timeout", "120")
+    assert "failed runs 0; lost turns 0" in out
+
+
+def test_bm25() -> None:
+    rows = [json.loads(line) for line in run("bm25.py", "--smoke").splitlines() if line.startswith("{")]
+    assert [r["encoder"].split()[0] for r in rows] == ["hand-written", "fastembed"]
+    assert all(r["in scope"]["n"] > 0 for r in rows)

@@ -1,0 +1,57 @@
+"""The embedded snapshot: what ingest exports is what search reads, filters hold, damage is a clear error."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from logic.errors import RetrievalError
+from tools import embedded_export, embedded_index, search, vectorstore
+from tools.embeddings import HashEmbeddings
+from tools.filters import to_qdrant
+
+
+def test_stored_keyword_vectors_export_as_if_encoded_again(data_dir: str, tmp_path: Path) -> None:
+    client = vectorstore.open_client(data_dir)
+    postings = []
+    for stored in (True, False):
+        folder = embedded_export.export(client, "docs", tmp_path / f"copy-{stored}", hybrid=True,
+                                        average_length=20.0, stored_sparse=stored)
+        postings.append([np.load(folder / f"{name}.npy") for name in ("terms", "starts", "docs")])
+    for reused, encoded in zip(*postings, strict=True):
+        assert np.array_equal(reused, encoded)
+
+
+def test_filters_keep_search_within_the_named_pages(data_dir: str) -> None:
+    embeddings = HashEmbeddings(256)
+    vector = embeddings.embed_query("What is Isaac Sim?")
+    everywhere = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text="What is Isaac Sim?")
+    assert {d.metadata["source"] for d, _ in everywhere} > {"baking.md"}
+    only = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text="What is Isaac Sim?",
+                       query_filter=to_qdrant(["baking.md"]))
+    assert only and {d.metadata["source"] for d, _ in only} == {"baking.md"}
+    scores = [s for _, s in everywhere]
+    assert scores == sorted(scores, reverse=True)  # fused candidates come back best cosine first
+
+
+def test_a_damaged_snapshot_is_a_retrieval_error_naming_the_fix(data_dir: str) -> None:
+    snap = embedded_index.current(data_dir, "docs")
+    assert snap is not None
+    (snap.folder / "meta.json").write_text("{")
+    embedded_index._open.clear()
+    embeddings = HashEmbeddings(256)
+    with pytest.raises(RetrievalError, match="re-run ingest"):
+        search.find(data_dir, "docs", embeddings, embeddings.embed_query("bread"), 5)
+
+
+def test_an_index_from_before_snapshots_is_exported_on_first_search(data_dir: str) -> None:
+    shutil.rmtree(embedded_index.root(data_dir, "docs"))
+    embedded_index._open.clear()
+    embeddings = HashEmbeddings(256)
+    hits = search.find(data_dir, "docs", embeddings, embeddings.embed_query("knead bread dough"), 3, mode="hybrid",
+                       text="knead bread dough")
+    assert hits and hits[0][0].metadata["source"] == "baking.md"
+    assert embedded_index.current(data_dir, "docs") is not None

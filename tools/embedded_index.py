@@ -1,0 +1,167 @@
+"""The embedded index's read side: memory-mapped vectors and a BM25 inverted index, searched in-process.
+
+Ingest exports the local Qdrant collection into a folder of numpy files (tools/embedded_export.py);
+every process that answers questions reads that folder instead of opening Qdrant, so any number of
+them can share one index (local Qdrant admits one process at a time), opening it costs milliseconds
+(nothing is parsed but a list of sources), and search is one matrix-vector product instead of
+qdrant-client's per-point Python loop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import mmap
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.documents import Document
+from qdrant_client import models
+from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
+
+FOLDER = "embedded"
+CURRENT = "CURRENT"
+_lock = threading.Lock()
+
+
+def root(data_dir: str | Path, collection: str) -> Path:
+    """Return the folder holding a collection's exported snapshots and the CURRENT pointer."""
+    return Path(data_dir) / FOLDER / collection
+
+
+def _array(folder: Path, name: str) -> np.ndarray[Any, Any]:
+    """Memory-map one array: opening costs a header read, pages load as search touches them."""
+    array: np.ndarray[Any, Any] = np.load(folder / f"{name}.npy", mmap_mode="r")
+    return array
+
+
+@dataclass
+class Snapshot:
+    """One exported version of a collection, opened read-only."""
+
+    folder: Path
+    vectors: np.ndarray[Any, Any]  # (rows, dimension) float32 unit vectors
+    offsets: np.ndarray[Any, Any]  # (rows + 1,) byte offsets of each row's payload line
+    source_ids: np.ndarray[Any, Any]  # (rows,) index into `sources`
+    sources: list[str]
+    hybrid: bool
+    terms: np.ndarray[Any, Any] | None = None  # sorted BM25 term ids
+    starts: np.ndarray[Any, Any] | None = None  # postings of terms[i] are docs/weights[starts[i]:starts[i+1]]
+    docs: np.ndarray[Any, Any] | None = None
+    weights: np.ndarray[Any, Any] | None = None
+    _payloads: mmap.mmap | None = None
+    _headings: list[list[str]] | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> int:
+        """Return the number of chunks."""
+        return int(self.vectors.shape[0])
+
+    def document(self, row: int) -> Document:
+        """Read one chunk's stored payload as the Document the LangChain store would return."""
+        assert self._payloads is not None, "a snapshot with rows has its payloads mapped"
+        raw = json.loads(self._payloads[int(self.offsets[row]):int(self.offsets[row + 1])])
+        return Document(page_content=raw["page_content"], metadata={**raw["metadata"], "_id": raw["id"]})
+
+    def allowed(self, sources: list[str] | None, headings: list[str] | None) -> np.ndarray[Any, Any] | None:
+        """Return which rows a filter admits (None: every row)."""
+        if sources is None and not headings:
+            return None
+        mask = np.ones(self.rows, dtype=bool)
+        if sources is not None:
+            wanted = [i for i, s in enumerate(self.sources) if s in set(sources)]
+            mask &= np.isin(self.source_ids, np.asarray(wanted, dtype=np.int32))
+        if headings:
+            if self._headings is None:  # only section filters need them: loaded on first use
+                self._headings = json.loads((self.folder / "headings.json").read_text())
+            chosen = set(headings)
+            for row in np.flatnonzero(mask):
+                mask[row] = not chosen.isdisjoint(self._headings[row])
+        return mask
+
+    def keyword_scores(self, query_terms: list[int]) -> np.ndarray[Any, Any]:
+        """Score every row by BM25: the stored saturated term frequencies times Qdrant's IDF."""
+        scores = np.zeros(self.rows, dtype=np.float32)
+        if self.terms is None or self.starts is None or self.docs is None or self.weights is None:
+            return scores
+        for term in set(query_terms):
+            at = int(np.searchsorted(self.terms, term))
+            if at >= len(self.terms) or int(self.terms[at]) != term:
+                continue
+            start, end = int(self.starts[at]), int(self.starts[at + 1])
+            df = end - start
+            # The IDF Qdrant's Modifier.IDF applies on a server, so both paths rank alike.
+            idf = math.log((self.rows - df + 0.5) / (df + 0.5) + 1)
+            scores[self.docs[start:end]] += np.float32(idf) * self.weights[start:end]
+        return scores
+
+
+def load(folder: Path) -> Snapshot:
+    """Open an exported snapshot folder."""
+    meta = json.loads((folder / "meta.json").read_text())
+    snap = Snapshot(folder, _array(folder, "vectors"), _array(folder, "offsets"), _array(folder, "source_ids"),
+                    list(meta["sources"]), bool(meta["hybrid"]))
+    if snap.rows:
+        with open(folder / "payloads.jsonl", "rb") as handle:
+            snap._payloads = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    if snap.hybrid:
+        snap.terms, snap.starts = _array(folder, "terms"), _array(folder, "starts")
+        snap.docs, snap.weights = _array(folder, "docs"), _array(folder, "weights")
+    return snap
+
+
+_open: dict[Path, tuple[str, Snapshot]] = {}
+
+
+def current(data_dir: str | Path, collection: str) -> Snapshot | None:
+    """Return the collection's latest complete snapshot (reopened only when ingest swaps it), or None."""
+    base = root(data_dir, collection).resolve()
+    try:
+        name = (base / CURRENT).read_text().strip()
+    except FileNotFoundError:
+        return None
+    with _lock:
+        cached = _open.get(base)
+        if cached is None or cached[0] != name:
+            _open[base] = (name, load(base / name))
+        return _open[base][1]
+
+
+def _top(scores: np.ndarray[Any, Any], k: int, admitted: np.ndarray[Any, Any] | None) -> list[int]:
+    """Return the rows of the k highest scores among the admitted rows, best first."""
+    if admitted is not None:
+        scores = np.where(admitted, scores, -np.inf)
+    k = min(k, len(scores))
+    if k <= 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    rows: list[int] = best[np.isfinite(scores[best])].tolist()
+    return rows
+
+
+def _points(rows: list[int], scores: np.ndarray[Any, Any]) -> list[models.ScoredPoint]:
+    """Wrap ranked rows as Qdrant points, so Qdrant's own RRF fuses them."""
+    return [models.ScoredPoint(id=r, version=0, score=float(scores[r])) for r in rows]
+
+
+def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int] | None = None,
+           sources: list[str] | None = None, headings: list[str] | None = None) -> list[tuple[Document, float]]:
+    """Return k chunks with their cosine scores; with query terms, candidates come from RRF of cosine and BM25."""
+    if snap.rows == 0:
+        return []
+    query = np.asarray(vector, dtype=np.float32)
+    query /= float(np.linalg.norm(query)) or 1.0
+    cosine = snap.vectors @ query
+    admitted = snap.allowed(sources, headings)
+    rows = _top(cosine, k, admitted)
+    if query_terms and snap.hybrid:
+        keyword = snap.keyword_scores(query_terms)
+        matched = keyword > 0 if admitted is None else (keyword > 0) & admitted
+        fused = reciprocal_rank_fusion([_points(rows, cosine), _points(_top(keyword, k, matched), keyword)], k)
+        # As on a server: the fused candidates are returned best cosine first, with their cosine.
+        rows = sorted((int(p.id) for p in fused), key=lambda r: -float(cosine[r]))
+    return [(snap.document(r), float(cosine[r])) for r in rows]
