@@ -19,6 +19,9 @@ __all__ = ["Context", "SettingsError", "resolve_context"]
 
 AnswerMode = Literal["auto", "llm", "extractive"]
 ANSWER_MODES = ("auto", "llm", "extractive")
+# strict removes unsupported answer sentences (the default); flag keeps them with a note.
+GroundingMode = Literal["strict", "flag"]
+GROUNDING_MODES = ("strict", "flag")
 # (low, high) inclusive; None in threshold means "use the value calibrated for the index".
 _RANGES: dict[str, tuple[float, float]] = {
     "top_k": (1, 20),
@@ -70,6 +73,9 @@ class Context:
         "answer_mode", "auto",
         "extractive: quote the sources, never call a model; llm: the chat model writes answers (the deployment "
         "must have one); auto: llm when the deployment has a chat model (OPENAI_API_KEY), else extractive.")
+    grounding_mode: GroundingMode = _knob(
+        "grounding_mode", "strict",
+        "strict: remove answer sentences the sources do not support; flag: keep them with a 'Not confirmed' note.")
     embedding_model: str = _knob("embedding_model", "", "Embedder as provider/name; empty picks Cohere with a key, "
                                                         "else local. Must match the index.")
     collection: str = field(default_factory=lambda: get_settings().collection,
@@ -116,6 +122,9 @@ class Context:
                 raise SettingsError(f"{name} must be a number between {low:g} and {high:g}, got {value!r}")
             if not low <= value <= high:
                 raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+        if self.grounding_mode not in GROUNDING_MODES:
+            allowed = ", ".join(GROUNDING_MODES)
+            raise SettingsError(f"grounding_mode must be one of {allowed}, got {self.grounding_mode!r}")
         for name in ("collection", "chat_model", "system_prompt", "rewrite_prompt"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise SettingsError(f"{name} must not be empty")

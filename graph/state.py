@@ -81,6 +81,9 @@ class OutputState(TypedDict, total=False):
     top_score: Annotated[float | None, Field(description=TOP_SCORE)]
     gate_score: Annotated[float | None, Field(description=GATE_SCORE)]
     threshold: float | None
+    # Low confidence: the answer is shown but marked, with the reason (for a UI and the logs).
+    flagged: bool
+    flag_reason: str
     grounded: bool
     model_used: str
     embedding_model: str
@@ -136,6 +139,8 @@ def turn_defaults() -> dict[str, Any]:
         "top_score": None,
         "gate_score": None,
         "threshold": None,
+        "flagged": False,
+        "flag_reason": "",
         "grounded": False,
         "model_used": "",
         "embedding_model": "",

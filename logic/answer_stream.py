@@ -62,6 +62,8 @@ class AnswerStream:
                 # reaches into this sentence is caught before any of it is shown.
                 break
             gap = match.lastindex or 0
+            if self.raw[self.done:match.start(gap)].count("```") % 2:
+                continue  # inside a code block: it is cleaned and emitted whole, once its fence closes
             self._sentence(self.raw[self.done:match.start(gap)], match.group(gap))
             self.done = match.end()
 

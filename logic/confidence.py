@@ -18,6 +18,22 @@ MARGIN_WEIGHT = 1.46
 FIT_L2 = 0.1
 
 
+# A confidence below this is more likely wrong than right (the confidence is a calibrated probability):
+# the answer is still shown, flagged, so a UI and the logs can mark it.
+FLAG_BELOW = 0.5
+
+
+def flag_reason(value: float, unsupported: list[str], removed: bool) -> str:
+    """Say why an answer should be marked as uncertain ("" when it should not)."""
+    reasons = []
+    if value < FLAG_BELOW:
+        reasons.append("low confidence that the cited sections answer the question")
+    if unsupported:
+        done = "were removed" if removed else "are kept with a note"
+        reasons.append(f"{len(unsupported)} sentence(s) the sources do not support {done}")
+    return "; ".join(reasons)
+
+
 def margin(relevances: Sequence[float]) -> float:
     """Return how far the best chunk's ranking score leads the next one's (0 with fewer than two)."""
     return relevances[0] - relevances[1] if len(relevances) >= 2 else 0.0

@@ -75,6 +75,41 @@ class Check:
         return f"\n\n_(Not confirmed by the cited sections: {quoted})_"
 
 
+def _plain(piece: str) -> str:
+    """Return a piece of answer as Check.unsupported words it: without [n] markers or surrounding space."""
+    return re.sub(r"\s*\[\d{1,2}\]", "", piece).strip()
+
+
+def without_claims(answer: str, unsupported: list[str]) -> str:
+    """Remove the answer sentences listed as unsupported, keeping the layout and the others' markers."""
+    bad = {_plain(_BULLET.sub("", c)) for c in unsupported}
+    parts: list[str] = []
+    for i, part in enumerate(_FENCE.split(answer)):
+        if i % 2:
+            parts.append("" if _plain(part) in bad else part)
+            continue
+        lines = []
+        for line in part.split("\n"):
+            kept: list[str] = []
+            dropped_last = False
+            for piece in _SENTENCE_END.split(line):
+                markers = _LEADING_MARKERS.match(piece)
+                lead, rest = (markers.group(0), piece[markers.end():]) if markers else ("", piece)
+                if lead and not dropped_last:  # markers that belong to the sentence (or block) before
+                    if kept:
+                        kept[-1] += " " + lead.strip()
+                    else:
+                        kept.append(lead.strip())
+                if _plain(_BULLET.sub("", rest)) in bad and _plain(rest):
+                    dropped_last = True
+                    continue
+                kept.append(rest.strip() if lead else rest)
+                dropped_last = False
+            lines.append(" ".join(k for k in kept if k.strip()))
+        parts.append("\n".join(lines))
+    return re.sub(r"\n{3,}", "\n\n", "".join(parts)).strip()
+
+
 def split_claims(answer: str) -> list[str]:
     """Split an answer into sentences; [n] markers after a full stop stay with the sentence they follow."""
     pieces: list[str] = []

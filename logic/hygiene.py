@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from logic.injection import SENTENCE, is_instruction, own_hosts, strip_foreign_hosts
 from logic.lexical import terms
@@ -19,6 +20,13 @@ _HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0
 # a dot inside a word ("attacker.example/login") does not end it.
 _ANSWER_SENTENCE = SENTENCE
 NEUTRALIZED = "[instruction-like text removed]"
+# Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
+_FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
+
+
+def outside_code(text: str, change: Callable[[str], str]) -> str:
+    """Apply `change` to the text outside fenced code blocks, leaving each block as written."""
+    return "".join(part if i % 2 else change(part) for i, part in enumerate(_FENCED.split(text)))
 
 
 def neutralize(text: str) -> str:
@@ -52,7 +60,8 @@ class Numbering:
 
     def renumber(self, text: str) -> str:
         """Return `text` with its markers renumbered and those that point at no retrieved chunk removed."""
-        return re.sub(r" {2,}", " ", _MARKER.sub(self._marker, text))
+        # Code is quoted verbatim: an "[1]" index or runs of spaces inside a fence are the code's own.
+        return outside_code(text, lambda part: re.sub(r" {2,}", " ", _MARKER.sub(self._marker, part)))
 
     def _marker(self, match: re.Match[str]) -> str:
         n = int(match.group(1))
@@ -89,5 +98,7 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
 
 def clean(answer: str, chunks: list[Chunk]) -> str:
     """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text."""
-    answer = strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", answer)), chunks)
-    return re.sub(r"[ \t]{2,}", " ", drop_triggered(answer, chunks)).strip()
+    def prose(part: str) -> str:
+        return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", part)), chunks))
+
+    return outside_code(drop_triggered(answer, chunks), prose).strip()

@@ -30,6 +30,11 @@ def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z0-9]){re.escape(term)}s?(?![a-z0-9])")
 
 
+def matches(term: str, lowered: str) -> bool:
+    """Tell whether a term (as `terms` produces it) occurs in lowercase text."""
+    return bool(_pattern(term).search(lowered))
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """How many chunks of an index contain each term."""

@@ -30,10 +30,10 @@ def _why(found: NotFound) -> str:
         return "the passages found do not support an answer."
     if found["reason"] == "out_of_scope_intent":
         return "that is not something documentation can answer."
-    best, needed = found["best_score"], found["threshold"]
-    known = best is not None and needed is not None
-    scores = f" (best match {best:.2f}, below the {needed:.2f} needed)" if known else ""
-    return f"nothing matches it closely enough{scores}."
+    if found["reason"] == "not_answerable":
+        return "the sections closest to it do not answer it."
+    # Scores stay in the response's fields and the logs: a reader cannot act on "0.21 below 0.48".
+    return "it does not cover this."
 
 
 def compose(query: str, found: NotFound, filters: dict[str, str], selection: bool) -> str:
@@ -45,4 +45,4 @@ def compose(query: str, found: NotFound, filters: dict[str, str], selection: boo
         other = module_of(best) or best or "another part of the documentation"
         return f"I don't have information about “{query}” in {where}; {other} covers it:\n{links}"
     answer = f"I don't have information about “{query}” in {where}: {_why(found)}"
-    return answer + (f" The closest sections it covers are:\n{links}" if links else "")
+    return answer + (f" What it does cover nearest to your question:\n{links}" if links else "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from logic import answerability
 from logic.lexical import Lexicon, terms
 from logic.types import Chunk
 
@@ -14,10 +15,6 @@ RANK_LEXICAL_WEIGHT = 0.1
 # A section is more likely the answer when its page has several strong chunks, not one lucky one.
 DOCUMENT_WEIGHT = 0.3
 DOCUMENT_DEPTH = 3
-# The gate asks "does the index talk about this?": a chunk holding the question's rare terms is
-# strong evidence even when the embedder scores it low, and an out-of-scope question's distinctive
-# words ("Normans", "Turing") are absent from the index, which pulls its confidence down.
-GATE_LEXICAL_WEIGHT = 0.25
 
 
 def candidates_for(top_k: int) -> int:
@@ -26,9 +23,15 @@ def candidates_for(top_k: int) -> int:
 
 
 def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> tuple[list[Chunk], float | None]:
-    """Return the best `top_k` chunks, best first, and the gate's confidence in them."""
+    """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query."""
     if not hits:
         return [], None
+    ranked = order(query, hits, lexicon, top_k)
+    return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon))
+
+
+def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> list[Chunk]:
+    """Return the best `top_k` chunks, best first, each with its ranking score as `relevance`."""
     query_terms = list(dict.fromkeys(terms(query)))
     coverage = [
         lexicon.coverage(query_terms, " ".join([c["title"], *c["heading_hierarchy"], c["text"]])) for c in hits
@@ -40,8 +43,12 @@ def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> tuple[l
     page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / DOCUMENT_DEPTH for s, v in by_source.items()}
     combined = [r + DOCUMENT_WEIGHT * page[c["source"]] for c, r in zip(hits, relevance, strict=True)]
     best = sorted(range(len(hits)), key=combined.__getitem__, reverse=True)[:top_k]
-    confidence = max(hits[i]["score"] + GATE_LEXICAL_WEIGHT * coverage[i] for i in best)
-    return [{**hits[i], "relevance": round(combined[i], 4)} for i in best], round(confidence, 4)
+    return [{**hits[i], "relevance": round(combined[i], 4)} for i in best]
+
+
+def top_cosine(chunks: list[Chunk]) -> float | None:
+    """Return the best retrieval similarity among the chunks (None for none)."""
+    return max((c["score"] for c in chunks), default=None)
 
 
 def clears(top: float | None, threshold: float | None) -> bool:

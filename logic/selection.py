@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 from langchain_core.embeddings import Embeddings
 
 from logic.chunking import chunk_markdown
+from logic.lexical import Lexicon, terms
 from logic.types import Chunk
 
 SOURCE = "selection"
@@ -17,7 +19,7 @@ TITLE = "Your selection"
 CHUNK_TOKENS = 100
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
+def cosine(a: list[float], b: list[float]) -> float:
     """Return the cosine similarity of two vectors (0 for a zero vector)."""
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
@@ -35,8 +37,42 @@ def selection_chunks(text: str, embeddings: Embeddings, query_vector: list[float
             "source_url": f"{SOURCE}#part-{n}",
             "title": TITLE,
             "heading_hierarchy": part.heading_hierarchy or [f"Part {n}"],
-            "score": round(_cosine(query_vector, vector), 4),
+            "score": round(cosine(query_vector, vector), 4),
             "text": part.body,
         }
         for n, (part, vector) in enumerate(zip(parts, vectors, strict=True), start=1)
     ]
+
+
+# A question about the selection is answered when the selection holds this share (IDF-weighted) of what it
+# asks for: "explain the Xacro code here" names Xacro, which must be there; "switch these to Cyclone DDS"
+# asks for what the page never says.
+ABOUT_SELECTION_COVERAGE = 0.75
+# Words that point at the selection itself rather than at a topic ("summarize this page", "the code here").
+_POINTERS = frozenset("this these here above below selection selected page text passage snippet excerpt".split())
+# Words that name the task or the kind of content asked for; they are not facts the selection must contain.
+_TASK_WORDS = frozenset(
+    "summarize summarise summary explain describe described list listed tell say says said mean means "
+    "main point key idea ideas overview stated state states mention mentioned cover covered compare "
+    "comparison compared code snippet table section part page text passage selection example step steps "
+    "what language written write line lines".split())
+
+
+def points_at_selection(question: str) -> bool:
+    """Tell whether a question is about the selection itself: it points at it ("this", "here") or asks to sum it up."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return bool(words & _POINTERS) or bool(words & {"summarize", "summarise", "summary", "tldr"})
+
+
+def asked_terms(question: str) -> list[str]:
+    """Return the question's content terms minus pointer and task words: what the selection must contain."""
+    return [t for t in dict.fromkeys(terms(question)) if t not in _POINTERS and t not in _TASK_WORDS]
+
+
+def covered_share(question: str, lexicon: Lexicon) -> float:
+    """Return the IDF-weighted share of the question's asked-for terms that the selection contains (1.0 for none)."""
+    wanted = asked_terms(question)
+    total = sum(lexicon.idf(t) for t in wanted)
+    if total <= 0:
+        return 1.0
+    return sum(lexicon.idf(t) for t in wanted if lexicon.df.get(t, 0) > 0) / total

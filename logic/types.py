@@ -9,7 +9,8 @@ from typing import Literal, NotRequired
 from typing_extensions import TypedDict
 
 # "unsupported": the generated answer kept no valid citation or no statement its sources support.
-NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent", "unsupported"]
+NotFoundReason = Literal["no_results", "below_threshold", "filtered_out", "out_of_scope_intent", "unsupported",
+                         "not_answerable"]
 
 
 class Chunk(TypedDict):

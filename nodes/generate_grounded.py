@@ -8,6 +8,8 @@ team counts as a gap, and error_handler stays "something failed".
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -20,16 +22,19 @@ from logic.annotations import cited_message
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
 from logic.canary import CANARY
 from logic.chunking import count_tokens
-from logic.confidence import confidence
+from logic.confidence import confidence, flag_reason
 from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer
-from logic.grounding import Check, check_lexical, check_with_judge
+from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.heuristics import canned_reply
 from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
+from logic.not_found import sections
 from logic.notes import after, before
-from logic.types import Chunk, Citation
+from logic.selection import cosine
+from logic.types import Chunk, Citation, NotFound
+from logic.verdict import ANSWER_SCHEMA, VerdictReader
 from nodes.prompts import format_sources, grounded_user_message
 from tools import chat
 from tools.chat import (
@@ -39,6 +44,7 @@ from tools.chat import (
     classify_failure,
     load_client,
 )
+from tools.embeddings import get_embeddings, resolve_name
 from tools.lexicon_store import load as load_lexicon
 from tools.settings import get_settings
 
@@ -50,7 +56,7 @@ SOURCE_MARGIN = 0.1
 
 def _terminate(sentence: str) -> str:
     """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
-    return sentence if sentence.endswith((".", "!", "?", "\n")) else sentence + "."
+    return sentence if sentence.endswith((".", "!", "?", ":", "\n")) else sentence + "."
 
 
 def _relevance(chunk: Chunk) -> float:
@@ -58,13 +64,40 @@ def _relevance(chunk: Chunk) -> float:
     return chunk.get("relevance", chunk["score"])
 
 
-def _extractive(query: str, chunks: list[Chunk]) -> tuple[str, int]:
-    """Stitch the best-matching sentences into an answer with [n] markers."""
+def _quoted(rank: int, text: str) -> str:
+    """Mark a quoted sentence, or a block after its lead-in (a block without one gets the marker after it)."""
+    if "\n" not in text:
+        return f"{_terminate(text)} [{rank + 1}]"
+    lead, _, body = text.strip("\n").partition("\n\n") if not text.startswith("\n") else ("", "", text.strip("\n"))
+    if lead:
+        return f"\n\n{lead} [{rank + 1}]\n\n{body}\n\n"
+    return f"\n\n{body}\n[{rank + 1}]\n\n"
+
+
+def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
+    """Return the local embedder's cosine between a question and candidate texts; None for other embedders."""
+    name = resolve_name(ctx.embedding_model)
+    if not name.startswith("local/"):  # Cohere would be a paid call per answer; a hash embedder knows no meaning
+        return None
+    embeddings = get_embeddings(name)
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        vectors = embeddings.embed_documents([query, *texts])
+        return [cosine(vectors[0], v) for v in vectors[1:]]
+    return similarity
+
+
+def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
+    """Quote the passages that best answer the query, with [n] markers."""
     # Instruction-like sentences are data about the page, never something to quote as an answer.
-    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks])
-    answer = " ".join(f"{_terminate(sentence)} [{rank + 1}]" for rank, sentence in picked)
+    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx))
+    answer = re.sub(r"\n{3,}", "\n\n", " ".join(_quoted(rank, text) for rank, text in picked)).strip()
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
+
+
+class NotAnswerable(Exception):
+    """The model's structured reply says the sources do not answer the question."""
 
 
 def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str, list[Citation], int]:
@@ -76,17 +109,22 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(ctx.system_prompt), HumanMessage(grounded_user_message(query, sources))]
     # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
-    stream, tokens = AnswerStream(chunks, clean, emit, echo=PromptEcho(ctx.system_prompt, CANARY)), 0
+    stream = AnswerStream(chunks, clean, emit, echo=PromptEcho(ctx.system_prompt, CANARY))
+    reader, tokens = VerdictReader(), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.
-        for piece in model.stream(prompt, config={"tags": ["nostream"]}):
+        # The structured reply says first whether the sources answer at all; a model that ignores the
+        # schema and writes plain text is still read (NOT_FOUND then means "no").
+        for piece in model.bind(response_format=ANSWER_SCHEMA).stream(prompt, config={"tags": ["nostream"]}):
             remaining(ctx)  # a server that drips tokens forever still ends with the turn
             tokens += piece.usage_metadata["total_tokens"] if piece.usage_metadata else 0
-            stream.feed(piece.content if isinstance(piece.content, str) else "")
+            stream.feed(reader.feed(piece.content if isinstance(piece.content, str) else ""))
     except AgentError:  # a leaked canary or the turn's deadline: already a typed failure
         raise
     except Exception as exc:  # the SDK has already retried what is retryable
         raise classify_failure(exc, ctx.chat_model, timeout, midway=bool(stream.raw)) from exc
+    if reader.answerable is False:
+        raise NotAnswerable(tokens)
     if not stream.raw.strip():
         raise LLMBadOutputError("the model returned an empty reply")
     answer, citations = stream.finish()
@@ -117,6 +155,12 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     if ctx.uses_model:
         try:
             answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
+        except NotAnswerable as verdict:
+            streamed.settle("")
+            found: NotFound = {"reason": "not_answerable", "best_score": state.get("gate_score"),
+                               "threshold": state.get("threshold"), "nearest": sections(retrieved)}
+            return {"citations": [], "not_found": found, "model_used": ctx.chat_model,
+                    "tokens_used": int(verdict.args[0])}
         except AgentError as exc:
             log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
             streamed.settle("")  # take back sentences streamed before the failure
@@ -124,22 +168,31 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         sources, model_used = retrieved, ctx.chat_model
     else:
         sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
-        (raw, tokens), model_used = _extractive(query, sources), EXTRACTIVE
+        (raw, tokens), model_used = _extractive(query, sources, ctx), EXTRACTIVE
         answer, citations = cite(clean(raw, sources), sources)
     if not citations:
         streamed.settle("")  # the turn falls to not-found: take back what was streamed
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
     check = ground(answer, citations, sources, ctx)
-    if check.support == 0:  # nothing the sources say: not an answer (not-found reason "unsupported")
+    if ctx.grounding_mode == "strict" and check.unsupported:
+        # Strict: what the sources do not say never reaches the reader; the stream is corrected below.
+        answer, citations = cite(without_claims(answer, check.unsupported), sources)
+    if check.support == 0 or not citations:  # nothing the sources say: not an answer (reason "unsupported")
         streamed.settle("")
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
     source = "your selection" if state.get("selection") else "the documentation"
-    answer += check.note() + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))
+    note = check.note() if ctx.grounding_mode == "flag" else ""
+    answer += note + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))
     shown = before(state) + answer + after(state)
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
     streamed.settle(shown)
+    sure = confidence(state.get("gate_score"), state.get("threshold"), [_relevance(c) for c in retrieved],
+                      check.support)
+    reason = flag_reason(sure, check.unsupported, removed=ctx.grounding_mode == "strict")
+    if reason:
+        log.info("answer flagged: %s (confidence %.3f, support %.3f)", reason, sure, check.support)
     return {
         "status": "grounded",
         "answer": shown,
@@ -147,8 +200,9 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "model_used": model_used,
         "tokens_used": tokens + check.tokens,
         "grounding": check.report(),
-        "confidence": confidence(state.get("gate_score"), state.get("threshold"),
-                                 [_relevance(c) for c in retrieved], check.support),
+        "confidence": sure,
+        "flagged": bool(reason),
+        "flag_reason": reason,
         "messages": [cited_message(answer, citations)],
     }
 

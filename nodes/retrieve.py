@@ -17,7 +17,7 @@ from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMi
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
-from logic.selection import selection_chunks
+from logic.selection import ABOUT_SELECTION_COVERAGE, asked_terms, covered_share, points_at_selection, selection_chunks
 from logic.types import Chunk
 from tools import filters, lexicon_store, manifest, search, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
@@ -35,11 +35,6 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
         "score": round(score, 4),
         "text": str(metadata.get("text", "")),
     }
-
-
-def best_similarity(chunks: list[Chunk]) -> float | None:
-    """Return the best cosine among the retrieved chunks (the response's `top_score`)."""
-    return max((c["score"] for c in chunks), default=None)
 
 
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
@@ -80,6 +75,19 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 
+def about_selection(query: str, hits: list[Chunk], lexicon: lexical.Lexicon, top_k: int) -> dict[str, Any]:
+    """Rank the selection's parts; a question about the selection itself is judged by what it asks for."""
+    if not points_at_selection(query):
+        chunks, confidence = ranking.rank(query, hits, lexicon, top_k)
+        return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
+    # "Summarize this", "explain the code here": the selection is the subject, so similarity to the
+    # question's words says little; what matters is whether the selection holds what is asked for.
+    chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
+    chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
+    return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
+            "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}
+
+
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Filter | None,
            threshold: float, mode: str) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
@@ -88,10 +96,10 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Fi
     vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
-        chunks, confidence = ranking.rank(query, hits, _lexicon(ctx, [c["text"] for c in hits]), ctx.top_k)
-        return {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
+        lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
+        return about_selection(query, hits, lexicon, ctx.top_k)
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
-    result: dict[str, Any] = {"retrieved": chunks, "gate_score": confidence, "top_score": best_similarity(chunks)}
+    result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None)
@@ -126,4 +134,5 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not
         result = {**result, "retrieved": prefer_page(result["retrieved"], state.get("page_hint", ""))}
-    return {**result, "threshold": threshold, "embedding_model": name, "retrieval_cached": cached}
+    # A question about the selection itself brings its own threshold (share of asked-for terms present).
+    return {"threshold": threshold, **result, "embedding_model": name, "retrieval_cached": cached}

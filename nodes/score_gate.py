@@ -1,4 +1,4 @@
-"""score_gate: answer only when the turn's gate score clears the calibrated threshold."""
+"""score_gate: answer only when the answerability score of the retrieved sections clears the calibrated threshold."""
 
 from __future__ import annotations
 

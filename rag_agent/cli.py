@@ -57,11 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = sub.add_parser("eval", help="measure retrieval and abstention on labelled questions")
     calibrate = sub.add_parser("calibrate", help="set the index's score threshold from labelled questions")
     for command in (evaluate, calibrate):
-        command.add_argument("questions", type=Path, nargs="+", help="JSON Lines: question, gold, expected")
+        command.add_argument("questions", type=Path, nargs="*", help="JSON Lines: question, gold, expected")
         command.add_argument("--conversations", type=Path, help="JSON Lines of multi-turn conversations")
         command.add_argument("--corpus", type=Path, help="ingest this folder into a fresh collection first")
         command.add_argument("--retrieval", choices=["hybrid", "dense"], help="retrieval mode for --corpus")
         command.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+        command.add_argument("--near-miss", type=Path, action="append", default=[], metavar="FILE",
+                             help="JSON Lines whose out-of-scope questions are near misses (reported apart); "
+                                  "repeatable")
+        command.add_argument("--selection-root", type=Path,
+                             help="folder that `selection_file` paths are relative to (default: --corpus)")
     evaluate.add_argument("--report", type=Path, help="write one JSON line per question/turn here")
     calibrate.add_argument("--plot", type=Path, help="save the balanced-accuracy curve as a PNG here")
     calibrate.add_argument("--dry-run", action="store_true", help="print the curve without storing the threshold")
@@ -210,16 +215,17 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
     from rag_agent import evaluate
     from rag_agent.service import Agent
 
-    questions = [q for path in args.questions for q in evaluate.load_jsonl(path)]
+    questions = evaluate.load_questions(args.questions, args.near_miss)
     conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
+    root = args.selection_root or args.corpus
     if not args.corpus:
-        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
     # A fresh collection of the operator's own making: served for this command only.
     with overridden(collection=f"eval-{ctx.collection}") as settings:
         ctx = Context.from_mapping({**vars(ctx), "collection": settings.collection})
         args.path, args.base_url, args.recreate = args.corpus, "", True
         cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
-        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations)
+        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
 
 
 def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
@@ -251,6 +257,7 @@ def _eval(args: argparse.Namespace, ctx: Context) -> int:
 
 def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
+    from logic import answerability
     from logic.errors import InvalidInputError
     from rag_agent import evaluate
     from tools import manifest
@@ -267,7 +274,8 @@ def _calibrate(args: argparse.Namespace, ctx: Context) -> int:
     if args.plot:
         evaluate.plot_curve(curve, best, args.plot)
     if not args.dry_run:
-        manifest.store_threshold(get_settings().data_dir, ctx.collection, best["threshold"], {**best, **counts})
+        manifest.store_threshold(get_settings().data_dir, ctx.collection, best["threshold"],
+                                 {**best, **counts, "gate": answerability.GATE_VERSION})
     if args.json:
         _print_figures({"best": best, **counts, "stored": not args.dry_run, "curve": curve}, True)
         return EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import uuid
 from pathlib import Path
@@ -14,6 +15,14 @@ from rag_agent.service import Agent
 
 # Equal-width confidence bins of the reliability table.
 CONFIDENCE_BINS = 10
+
+
+def load_questions(paths: list[Path], near_miss: list[Path]) -> list[dict[str, Any]]:
+    """Read question files, tagging each question with its file's name and whether the file holds near misses."""
+    marked = {p.resolve() for p in near_miss}
+    return [{**q, "set": path.stem, "near_miss": path.resolve() in marked}
+            for path in [*paths, *(p for p in near_miss if p.resolve() not in {x.resolve() for x in paths})]
+            for q in load_jsonl(path)]
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -31,7 +40,13 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """Keep what every metric needs from one turn."""
     return {
-        "id": item_id, "turn": turn, "question": question["question"],
+        "id": item_id, "turn": turn, "question": question["question"], "set": question.get("set", ""),
+        "near_miss": bool(question.get("near_miss")),
+        "kind": question.get("kind", ""), "class": question.get("answerability", ""),
+        "selection": bool(question.get("selection_file")), "answer": result["answer"],
+        "answer_keywords": question.get("answer_keywords") or [],
+        "keyword_recall": keyword_recall(result["answer"], question.get("answer_keywords") or []),
+        "flagged": result.get("flagged", False),
         "expected": question.get("expected") or ("GROUNDED" if question.get("gold") else "NOT_FOUND"),
         "gold": question.get("gold") or [],
         "status": result["status"], "retrieval_query": result["retrieval_query"],
@@ -46,14 +61,34 @@ def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str,
     }
 
 
-def run(agent: Agent, questions: list[dict[str, Any]], conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def keyword_recall(answer: str, keywords: list[str]) -> float | None:
+    """Return the share of expected keywords the answer contains, case-insensitive (None without keywords)."""
+    if not keywords:
+        return None
+    lowered = answer.lower()
+    return round(sum(k.lower() in lowered for k in keywords) / len(keywords), 4)
+
+
+def selection_text(question: dict[str, Any], root: Path | None) -> str | None:
+    """Return the whole text of a selection case's `selection_file` (a path under `root`), else None."""
+    name = question.get("selection_file")
+    if not name:
+        return None
+    if root is None:
+        raise ValueError(f"question {question.get('id', '')!r} has a selection_file; pass --corpus or --selection-root")
+    return (root / str(name)).read_text(encoding="utf-8")
+
+
+def run(agent: Agent, questions: list[dict[str, Any]], conversations: list[dict[str, Any]],
+        selection_root: Path | None = None) -> list[dict[str, Any]]:
     """Ask every question on its own thread and every conversation turn by turn on one thread."""
     records = []
     total = len(questions) + sum(len(c["turns"]) for c in conversations)
     with tqdm(total=total, unit="turn", desc="eval") as bar:
         for q in questions:
             item_id = q.get("id") or q.get("source_id", "")
-            records.append(_record(item_id, 1, q, agent.ask(q["question"], uuid.uuid4().hex)))
+            selection = selection_text(q, selection_root)
+            records.append(_record(item_id, 1, q, agent.ask(q["question"], uuid.uuid4().hex, context=selection)))
             bar.update()
         for conv in conversations:
             thread = uuid.uuid4().hex
@@ -72,7 +107,9 @@ def _rank(record: dict[str, Any]) -> int | None:
 
 
 def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Compute the evaluation figures from turn records."""
+    """Compute the evaluation figures from turn records; selection cases are reported apart."""
+    chosen = [r for r in records if r.get("selection")]
+    records = [r for r in records if not r.get("selection")]
     inscope = [r for r in records if r["expected"] == "GROUNDED"]
     out = [r for r in records if r["expected"] == "NOT_FOUND"]
     follow = [r for r in inscope if r["turn"] > 1]
@@ -95,8 +132,69 @@ def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
         "count_in_scope": len(inscope), "count_out_of_scope": len(out), "count_followups": len(follow),
         "errors": sum(r["status"] == "error" for r in records),
+        **answers(records), **abstention_split(out), **selection_figures(chosen), **by_class(records),
         **calibration(records),
     }
+
+
+def _share(values: list[bool]) -> float | None:
+    """Return the share of true values, rounded (None for none)."""
+    return round(sum(values) / len(values), 4) if values else None
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def answer_defects(answer: str) -> list[str]:
+    """Name what is broken in an answer's text: a lead-in cut off with ":.", or a code fence with an empty body."""
+    found = [":." for _ in [0] if ":." in answer]
+    found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
+    return found
+
+
+def answers(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return answer keyword recall over the turns that carry keywords, and answers containing ":."."""
+    recalls = [r["keyword_recall"] for r in records if r.get("keyword_recall") is not None]
+    return {"answer_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None,
+            "count_with_keywords": len(recalls), "flagged": sum(bool(r.get("flagged")) for r in records),
+            "answers_with_colon_period": sum(":." in r.get("answer", "") for r in records),
+            "answers_with_defects": sum(bool(answer_defects(r.get("answer", ""))) for r in records)}
+
+
+def abstention_split(out: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return abstention on near misses (files marked near-miss) apart from far-off questions, and per file."""
+    near = [r["status"] == "not_found" for r in out if r.get("near_miss")]
+    far = [r["status"] == "not_found" for r in out if not r.get("near_miss")]
+    sets = sorted({r.get("set", "") for r in out})
+    return {"near_miss_abstention": _share(near), "far_off_abstention": _share(far),
+            "count_near_miss": len(near), "count_far_off": len(far),
+            "abstention_by_set": {s: _share([r["status"] == "not_found" for r in out if r.get("set", "") == s])
+                                  for s in sets}}
+
+
+def selection_figures(chosen: list[dict[str, Any]]) -> dict[str, Any]:
+    """Count selection cases answered (of those to answer) and refused (of the unrelated ones)."""
+    if not chosen:
+        return {}
+    answer = [r for r in chosen if r["expected"] == "GROUNDED"]
+    refuse = [r for r in chosen if r["expected"] == "NOT_FOUND"]
+    recalls = [r["keyword_recall"] for r in answer if r.get("keyword_recall") is not None]
+    return {"selection_answered": f"{sum(r['status'] == 'grounded' for r in answer)}/{len(answer)}",
+            "selection_refused": f"{sum(r['status'] == 'not_found' for r in refuse)}/{len(refuse)}",
+            "selection_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None}
+
+
+def by_class(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per answerability class (MTRAG-UN labels), the share answered and the share abstained."""
+    classes = sorted({r["class"] for r in records if r.get("class")})
+    if not classes:
+        return {}
+    table = {}
+    for name in classes:
+        rows = [r for r in records if r.get("class") == name]
+        table[name] = {"n": len(rows), "answered": _share([r["status"] == "grounded" for r in rows]),
+                       "abstained": _share([r["status"] == "not_found" for r in rows])}
+    return {"by_class": table}
 
 
 def is_correct(record: dict[str, Any]) -> bool:
@@ -141,8 +239,8 @@ def format_reliability(table: list[dict[str, Any]]) -> str:
 
 def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:
     """Return balanced accuracy of the score gate at each threshold, from the recorded gate scores."""
-    inscope = [r["gate_score"] or 0.0 for r in records if r["expected"] == "GROUNDED"]
-    out = [r["gate_score"] or 0.0 for r in records if r["expected"] == "NOT_FOUND"]
+    inscope = [_gate(r) for r in records if r["expected"] == "GROUNDED" and not r.get("selection")]
+    out = [_gate(r) for r in records if r["expected"] == "NOT_FOUND" and not r.get("selection")]
     curve = []
     for i in range(int(1 / step) + 1):
         t = round(i * step, 4)
@@ -151,6 +249,12 @@ def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, f
         curve.append({"threshold": t, "answer_rate_in_scope": round(tpr, 4),
                       "abstention_out_of_scope": round(tnr, 4), "balanced_accuracy": round((tpr + tnr) / 2, 4)})
     return curve
+
+
+def _gate(record: dict[str, Any]) -> float:
+    """Return the figure the gate compares with its threshold (the top score on records made before it existed)."""
+    value = record.get("gate_score")
+    return (record.get("top_score") if value is None else value) or 0.0
 
 
 def best_threshold(curve: list[dict[str, float]]) -> dict[str, float]:

@@ -10,15 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from logic import answerability
 from logic.errors import IndexMismatchError, IndexMissingError, StorageError
 
 # Best threshold measured per embedder (balanced accuracy on labelled in/out-of-scope questions;
 # see README "Score gate"). Embedders not listed fall back to FALLBACK_THRESHOLD until calibrated.
-# It holds for both retrieval modes: the gate scores cosine + coverage, never the fusion rank, and
-# `rag-agent eval` on the shared textbook sets finds the same best threshold, 0.48 (balanced accuracy
-# 0.996), on a dense and on a hybrid index (docs/benchmarks.md, "Hybrid retrieval").
-CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": 0.48}
-FALLBACK_THRESHOLD = 0.48
+# The gate compares `gate_score` (logic/answerability.py, a fitted probability built from the cosine and
+# term evidence, never the fusion rank) with the threshold; measured on a hybrid index of the textbook.
+CALIBRATED_THRESHOLDS = {"local/all-MiniLM-L6-v2": answerability.THRESHOLD}
+FALLBACK_THRESHOLD = answerability.THRESHOLD
 # How candidates are fetched: "dense" (cosine neighbours) or "hybrid" (RRF of cosine and BM25 neighbours).
 # Indexes built before the choice existed have no "retrieval" entry and are dense.
 RETRIEVAL_MODES = ("dense", "hybrid")
@@ -148,7 +148,8 @@ def threshold(info: dict[str, Any]) -> float:
     """Return a collection's gate threshold: its own calibration if it has one, else the embedder's default."""
     # Only a calibration is specific to the index; a copied default would go stale when the
     # shipped default is re-measured (as when the gate's confidence score changed).
-    if info.get("calibration"):
+    # A calibration of another gate score (the cosine-based one before answerability-1) no longer applies.
+    if (info.get("calibration") or {}).get("gate") == answerability.GATE_VERSION:
         return float(info["threshold"])
     return default_threshold(str(info["embedding_model"]))
 

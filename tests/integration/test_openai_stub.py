@@ -93,7 +93,8 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Agent]:
     ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False)
     monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path))
-    yield Agent(Context(embedding_model="hash/256", score_threshold=0.1,
+    # The gate stays open: these tests are about the chat model's path (the gate has its own tests).
+    yield Agent(Context(embedding_model="hash/256", score_threshold=0.0,
                         request_timeout=5), InMemorySaver())
     vectorstore.close_clients()
 
@@ -194,20 +195,43 @@ def test_model_can_classify_small_talk_after_a_question(stub: type[StubOpenAI], 
 ANSWER = "Isaac Sim is a robotics simulator built on Omniverse [1]. It was released by NASA in 1999 [1]."
 
 
-def test_grounding_judge_flags_what_the_sources_do_not_say(stub: type[StubOpenAI], agent: Agent) -> None:
+def test_grounding_judge_removes_what_the_sources_do_not_say(stub: type[StubOpenAI], agent: Agent) -> None:
     # Lexically both sentences pass; the judge says the second one is not in the sources.
     answer = "Isaac Sim is a robotics simulator [1]. Replicator randomises lighting and textures [1]."
     stub.script = [(200, answer), (200, json.dumps({"supported": [True, False]}))]
-    out = agent.ask("What is Isaac Sim?", "g1")
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "g1", on_answer=events.append)
     assert out["status"] == "grounded"
     assert out["grounding"] == {"is_fully_grounded": False, "method": "llm_judge", "support": 0.5,
                                 "unsupported_claims": ["Replicator randomises lighting and textures."]}
-    assert out["answer"].startswith(answer) and "Not confirmed by the cited sections" in out["answer"]
-    assert out["tokens_used"] == 2 * 48
+    # Strict by default: the unsupported sentence is in neither the stored nor the streamed answer.
+    assert out["answer"] == "Isaac Sim is a robotics simulator [1]."
+    assert shown(events) == out["answer"] and any("answer_replace" in e for e in events)
+    stored = agent.graph.get_state({"configurable": {"thread_id": "g1"}}).values["messages"]
+    assert stored[-1].content == out["answer"]
+    assert out["flagged"] is True and out["tokens_used"] == 2 * 48
     judge = stub.calls[1]
     assert judge["response_format"]["type"] == "json_schema"
     prompt = judge["messages"][-1]["content"]
     assert "1. Isaac Sim is a robotics simulator [1]." in prompt and "robotics simulator built on Omniverse" in prompt
+
+
+def test_structured_reply_saying_the_sources_do_not_answer_is_not_answerable(stub: type[StubOpenAI],
+                                                                             agent: Agent) -> None:
+    stub.script = [(200, json.dumps({"answerable": False, "answer": ""}))]
+    out = agent.ask("What does an Isaac Sim licence cost?", "na1")
+    assert stub.calls[0]["response_format"]["json_schema"]["name"] == "grounded_answer"
+    assert out["status"] == "not_found" and out["not_found"]["reason"] == "not_answerable"
+    assert "I don't have information" in out["answer"] and out["citations"] == []
+
+
+def test_structured_reply_streams_its_answer_text(stub: type[StubOpenAI], agent: Agent) -> None:
+    answer = "Isaac Sim is a robotics simulator built on Omniverse [1]."
+    stub.script = [(200, json.dumps({"answerable": True, "answer": answer})),
+                   (200, json.dumps({"supported": [True]}))]
+    events: list[dict[str, str]] = []
+    out = agent.ask("What is Isaac Sim?", "na2", on_answer=events.append)
+    assert out["status"] == "grounded" and out["answer"] == answer and shown(events) == answer
 
 
 def test_judge_finding_nothing_supported_gives_not_found(stub: type[StubOpenAI], agent: Agent) -> None:
@@ -250,7 +274,7 @@ def test_injected_document_cannot_send_users_elsewhere(stub: type[StubOpenAI], t
     ingest_folder(docs, data_dir=tmp_path / "d", collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False)
     monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "d"))
-    agent = Agent(Context(embedding_model="hash/256", score_threshold=0.1),
+    agent = Agent(Context(embedding_model="hash/256", score_threshold=0.0),
                   InMemorySaver())
     # An "adversarial" model that obeys the injected text.
     # It cites every retrieved chunk, the injected note among them, so only hygiene stands between it and the user.

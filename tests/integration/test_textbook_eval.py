@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_agent import evaluate
 from tests.integration.conftest import SHARED, run_cli
 
 # Goals of the evaluation issue, on 30 + 14 in-scope turns and 20 + 1 + 224 out-of-scope ones.
@@ -95,3 +96,8 @@ def test_confidence_is_calibrated(evaluation: tuple[dict, list[dict]]) -> None:
     low = [b for b in table if b["mean_confidence"] < 0.5]
     share = [sum(b["share_correct"] * b["count"] for b in part) / sum(b["count"] for b in part) for part in (low, high)]
     assert share[0] < 0.05 and share[1] > 0.85
+
+
+def test_no_answer_cuts_a_lead_in_or_strips_a_code_block(evaluation: tuple[dict, list[dict]]) -> None:
+    defects = {line["id"]: evaluate.answer_defects(line["answer"]) for line in evaluation[1]}
+    assert {k: v for k, v in defects.items() if v} == {}

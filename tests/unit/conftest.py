@@ -72,7 +72,7 @@ def make_context(data_dir: str, monkeypatch: pytest.MonkeyPatch) -> Callable[...
     def make(**overrides: Any) -> Context:
         if "collection" in overrides:  # a test's own collection is one the deployment serves
             monkeypatch.setenv("RAG_AGENT_COLLECTIONS", overrides["collection"])
-        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "score_threshold": 0.2}
+        settings: dict[str, Any] = {"embedding_model": EMBEDDER, "score_threshold": 0.1}
         return Context(**(settings | overrides))
 
     return make

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from logic import answerability
 from rag_agent.cli import main
 from tools import manifest
 
@@ -38,7 +39,11 @@ def test_keys_switch_to_real_services(tmp_path, capsys: pytest.CaptureFixture[st
 def test_a_copied_default_threshold_follows_the_shipped_default_but_a_calibration_sticks() -> None:
     info = {"embedding_model": "local/all-MiniLM-L6-v2", "threshold": 0.11}
     assert manifest.threshold(info) == manifest.default_threshold("local/all-MiniLM-L6-v2")
-    assert manifest.threshold({**info, "calibration": {"balanced_accuracy": 1.0}}) == 0.11
+    calibrated = {"balanced_accuracy": 1.0, "gate": answerability.GATE_VERSION}
+    assert manifest.threshold({**info, "calibration": calibrated}) == 0.11
+    # A calibration of the earlier cosine-based score does not carry over to the answerability score.
+    stale = {**info, "calibration": {"balanced_accuracy": 1.0}}
+    assert manifest.threshold(stale) == manifest.default_threshold("local/all-MiniLM-L6-v2")
 
 
 def test_config_shows_an_ingested_collection(data_dir: str, capsys: pytest.CaptureFixture[str]) -> None:

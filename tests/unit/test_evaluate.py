@@ -160,3 +160,28 @@ def test_reliability_table_is_printed_one_bin_a_line() -> None:
     text = evaluate.format_reliability([{"bin": "0.9-1.0", "count": 42, "mean_confidence": 0.97512,
                                          "share_correct": 0.9524}])
     assert text.splitlines()[1].split() == ["0.9-1.0", "42", "0.975", "0.952"]
+
+
+def test_keyword_recall_near_miss_selection_and_class_figures() -> None:
+    assert evaluate.keyword_recall("Use `ros2 run` then colcon BUILD.", ["ros2 run", "colcon build", "rviz"]) == \
+        pytest.approx(2 / 3, abs=1e-4)
+    assert evaluate.keyword_recall("anything", []) is None
+    near = {**record("NOT_FOUND", "not_found", ["b.md"], []), "near_miss": True, "set": "nearmiss"}
+    near_answered = {**record("NOT_FOUND", "grounded", ["b.md"], []), "near_miss": True, "set": "nearmiss"}
+    far = {**record("NOT_FOUND", "not_found", ["b.md"], []), "set": "ood"}
+    chosen = [{**record("GROUNDED", "grounded", ["selection"], []), "selection": True, "keyword_recall": 0.5},
+              {**record("NOT_FOUND", "grounded", ["selection"], []), "selection": True}]
+    labelled = [{**record("GROUNDED", "grounded", ["a.md"], ["a.md"]), "class": "ANSWERABLE"},
+                {**record("NOT_FOUND", "not_found", ["a.md"], []), "class": "UNANSWERABLE"}]
+    m = evaluate.metrics([near, near_answered, far, *chosen, *labelled])
+    assert (m["near_miss_abstention"], m["far_off_abstention"]) == (0.5, 1.0)
+    assert m["abstention_by_set"]["nearmiss"] == 0.5
+    assert (m["selection_answered"], m["selection_refused"]) == ("1/1", "0/1")
+    assert m["count_out_of_scope"] == 4  # selection cases are reported apart
+    assert m["by_class"]["UNANSWERABLE"] == {"n": 1, "answered": 0.0, "abstained": 1.0}
+
+
+def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
+    assert evaluate.answer_defects("Common joint types include:. [1]") == [":."]
+    assert evaluate.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
+    assert evaluate.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []

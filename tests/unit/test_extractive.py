@@ -85,6 +85,45 @@ def test_hard_wrapped_lines_are_joined_into_their_sentences() -> None:
     ]
 
 
+JOINTS = ("Joints connect links and define their relative motion.\n\nCommon joint types include:\n"
+          "- **Fixed**: No motion allowed\n- **Revolute**: Rotation around one axis with limits\n"
+          "- **Prismatic**: Sliding motion along an axis\n\nJoints also carry limits.")
+URDF = ("Each link is declared in XML:\n\n```xml\n<link name=\"base_link\">\n  <visual>\n"
+        "    <geometry><box size=\"1 1 1\"/></geometry>\n  </visual>\n</link>\n```\n")
+
+
+def test_a_list_is_quoted_whole_with_its_lead_in() -> None:
+    picked = extract_answer("What joint types are there?", [JOINTS])
+    quoted = "\n".join(text for _, text in picked)
+    assert "Common joint types include:\n\n- **Fixed**" in quoted and "**Prismatic**" in quoted
+    assert ":." not in quoted
+
+
+def test_code_is_quoted_verbatim_with_its_indentation() -> None:
+    ((_, quoted),) = extract_answer("How do I declare a link?", [URDF])
+    assert "<link name=\"base_link\">\n  <visual>\n    <geometry>" in quoted and quoted.count("```") == 2
+
+
+def test_the_embedder_ranks_candidates_by_meaning() -> None:
+    chunks = ["AMCL localises the robot on a known map.", "Reinforcement learning trains policies from rewards."]
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [1.0 if "policies" in t else 0.0 for t in texts]
+
+    assert extract_answer("How are behaviours learned?", chunks, max_sentences=1, similarity=similarity)[0][0] == 1
+
+
+def test_summarize_quotes_the_opening_sentences() -> None:
+    picked = extract_answer("Summarize this page.", [BAKING])
+    assert picked[0] == (0, "Bread dough needs flour, water, yeast and salt.")
+
+
+def test_a_lead_in_without_its_list_is_not_quoted_alone() -> None:
+    chunk = "Once Isaac Sim is running, configure the following:\n\n## Next steps\n\nIsaac Sim renders scenes with RTX."
+    quoted = " ".join(text for _, text in extract_answer("What should I configure in Isaac Sim?", [chunk]))
+    assert "configure the following:" not in quoted and ":." not in quoted
+
+
 def test_a_code_only_best_chunk_is_quoted_rather_than_unrelated_prose_from_a_weaker_one() -> None:
     config = "```yaml\namcl:\n  ros__parameters:\n    max_particles: 2000\n```"
     unrelated = "Reinforcement learning is a machine learning paradigm. Agents maximise rewards."

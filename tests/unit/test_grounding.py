@@ -23,7 +23,7 @@ def chat_reply(fake_chat: Callable[..., FakeChat]) -> Callable[[str], FakeChat]:
     return lambda reply: fake_chat(replies=[reply])
 
 
-def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
+def test_an_invented_sentence_is_removed_by_default(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:
     chat_reply(f"{SUPPORTED} {INVENTED}")
     state = ask(BREAD_QUESTION)
     assert state["status"] == "grounded"
@@ -34,11 +34,22 @@ def test_an_invented_sentence_is_flagged_and_the_rest_kept(ask: Ask, chat_reply:
         # The fake model has no structured output, so the judge falls back to the lexical check.
         "method": "lexical",
     }
+    # Strict: the invented sentence is neither in the answer nor in the stored thread.
+    assert state["answer"] == SUPPORTED
+    assert all("Egyptians" not in str(m.content) for m in state["messages"])
+    assert state["flagged"] is True and "removed" in state["flag_reason"]
+
+
+def test_flag_mode_keeps_an_invented_sentence_with_a_note(ask: Ask, chat_reply: Callable[[str], None],
+                                                          make_context: Callable[..., Any]) -> None:
+    chat_reply(f"{SUPPORTED} {INVENTED}")
+    state = ask(BREAD_QUESTION, context=make_context(grounding_mode="flag"))
     # Flagged, not removed: the answer as written comes first, then the note (a stream stays a prefix).
     assert state["answer"].startswith(f"{SUPPORTED} {INVENTED}")
     assert state["answer"].endswith("(Not confirmed by the cited sections: “Bread was first baked by the ancient "
                                     "Egyptians around 8000 BC.”)_")
     assert state["messages"][-1].text == state["answer"]
+    assert state["flagged"] is True and "kept with a note" in state["flag_reason"]
 
 
 def test_partly_supported_answer_is_less_confident(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:

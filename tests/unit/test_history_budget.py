@@ -34,7 +34,8 @@ def rewrite(prompt: list[BaseMessage]) -> Rewrite:
 def chat_agent(make_context: Callable[..., Context], fake_chat: Callable[..., FakeChat]) -> Callable[..., Agent]:
     REWRITE_PROMPTS.clear()
     fake_chat(replies=[ANSWER], structured={"Rewrite": rewrite})
-    return lambda **settings: Agent(make_context(**settings), InMemorySaver())
+    # About the prompt's history, not the gate: every turn goes on to the (fake) model.
+    return lambda **settings: Agent(make_context(**{"score_threshold": 0.0, **settings}), InMemorySaver())
 
 
 def test_older_turns_are_left_out_of_the_prompt_and_the_user_is_told_once(chat_agent: Callable[..., Agent]) -> None:

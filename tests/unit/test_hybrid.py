@@ -85,8 +85,9 @@ def test_hybrid_hits_carry_their_cosine_not_the_fusion_score(ask_nitros: Callabl
     cosines = {c["source"]: c["score"] for c in state["retrieved"]}
     assert cosines.pop("nitros.md") == pytest.approx(1 / 5**0.5, abs=1e-3)  # 1 / sqrt(1 + 2²)
     assert list(cosines.values()) == pytest.approx([0.5] * 4, abs=1e-3)
-    # The gate's confidence is the cosine plus 0.25 × query-term coverage, not a rank-fusion score.
-    assert state["gate_score"] == pytest.approx(1 / 5**0.5 + 0.25, abs=1e-3)
+    # top_score is the best cosine and the gate's score a probability, never a rank-fusion score.
+    assert state["top_score"] == pytest.approx(max(c["score"] for c in state["retrieved"]), abs=1e-3)
+    assert 0 < state["gate_score"] < 1
 
 
 def test_mode_is_stored_and_kept_by_a_plain_rerun(tmp_path: Path) -> None:

@@ -46,11 +46,15 @@ def test_page_with_several_strong_chunks_beats_one_lucky_chunk() -> None:
     assert ranked[0]["source"] == "page.md"
 
 
-def test_confidence_adds_coverage_to_the_cosine_and_keeps_chunk_scores() -> None:
-    lex = lexical.build(["blip captions images", "robot arm", "robot leg"])
-    ranked, confidence = ranking.rank("What is BLIP?", [chunk("m.md", 0.30, "BLIP captions images")], lex, 5)
+def test_gate_score_rises_with_the_asked_for_terms_present_and_keeps_chunk_scores() -> None:
+    lex = lexical.build(["blip captions images", "robot arm", "robot leg", "Zenoh"])
+    hits = [chunk("m.md", 0.30, "BLIP captions images")]
+    ranked, present = ranking.rank("What is BLIP?", hits, lex, 5)
     assert ranked[0]["score"] == 0.30  # the stored cosine is reported unchanged
-    assert confidence == pytest.approx(0.30 + ranking.GATE_LEXICAL_WEIGHT * 1.0)
+    _, named_elsewhere = ranking.rank("Does BLIP run on Zenoh?", hits, lex, 5)
+    _, never_used = ranking.rank("Does BLIP run on Quux?", hits, lex, 5)
+    assert present is not None and named_elsewhere is not None and never_used is not None
+    assert 0 < named_elsewhere < present < 1 and never_used < present
     assert ranking.rank("anything", [], lex, 5) == ([], None)
 
 

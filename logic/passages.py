@@ -1,0 +1,132 @@
+"""Split a chunk's Markdown into quotable units: prose sentences, and lists, tables and code kept whole."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["sentence", "list", "table", "code"]
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
+_MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
+_PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
+_CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+# A quoted list, table or code block longer than this is cut at a line end (and a fence closed).
+MAX_BLOCK_LINES = 30
+
+
+def plain(markdown: str) -> str:
+    """Return Markdown as plain words: link text kept, emphasis, code and heading markers dropped."""
+    return " ".join(_MD_NOISE.sub("", _MD_LINK.sub(r"\1", line)).strip() for line in markdown.splitlines()).strip()
+
+
+def is_prose(sentence: str) -> bool:
+    """Tell prose from code or data that slipped out of a split code block (`x = f(y)`, `0.0, 0.25`)."""
+    tokens = sentence.split()
+    if len(tokens) < 4 or _CODE_SIGNAL.search(sentence):
+        return False
+    return sum(bool(_PROSE_WORD.match(t)) for t in tokens) >= 0.6 * len(tokens)
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Tell whether `line` is a hard-wrapped continuation of the sentence on the `previous` line."""
+    stripped = line.strip()
+    if not previous or not stripped or stripped.startswith(("|", "#", ">")) or _BULLET.match(line):
+        return False
+    if previous.rstrip().endswith((".", "!", "?")) or _CODE_SIGNAL.search(previous + " " + line):
+        return False
+    if previous.rstrip().endswith(":") and not stripped[0].islower():  # a lead-in to a list or a new sentence
+        return False
+    # A bullet's own wrapped lines are indented; an unindented line after it is a new paragraph.
+    return is_prose(previous) and (not _BULLET.match(previous) or line.startswith((" ", "\t")))
+
+
+def join_wrapped(lines: list[str]) -> list[str]:
+    """Join hard-wrapped lines into the sentences they belong to; each other line stands alone (tables dropped)."""
+    blocks: list[str] = []
+    previous = ""
+    for line in lines:
+        if blocks and _continues(previous, line):
+            blocks[-1] += " " + line.strip()
+        elif line.strip() and not line.lstrip().startswith("|"):  # table rows are data, not prose
+            blocks.append(line)
+        previous = line if line.strip() else ""
+    return blocks
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable piece of a chunk: its kind, the sentence introducing it (for blocks) and its text."""
+
+    kind: Kind
+    lead: str
+    body: str
+    position: int
+
+    @property
+    def text(self) -> str:
+        """Return the unit as plain words, for scoring."""
+        return plain(f"{self.lead} {self.body}")
+
+
+def _group(lines: list[str]) -> list[tuple[Kind | Literal["prose"], list[str]]]:
+    """Group consecutive lines into fenced code, table, list and prose runs."""
+    groups: list[tuple[Kind | Literal["prose"], list[str]]] = []
+    fence: list[str] | None = None
+    for line in lines:
+        if fence is not None:
+            fence.append(line)
+            if _FENCE.match(line):
+                groups.append(("code", fence))
+                fence = None
+            continue
+        if _FENCE.match(line):
+            fence = [line]
+            continue
+        stripped = line.strip()
+        kind: Kind | Literal["prose"] = (
+            "table" if stripped.startswith("|") else "list" if _BULLET.match(line)
+            else "list" if groups and groups[-1][0] == "list" and line.startswith((" ", "\t")) and stripped
+            else "prose")
+        if not stripped:
+            groups.append(("prose", []))  # a blank line ends a paragraph
+        elif groups and groups[-1][0] == kind and (kind != "prose" or groups[-1][1]):
+            groups[-1][1].append(line)
+        else:
+            groups.append((kind, [line]))
+    if fence is not None:  # a chunk cut inside a code block: quote what there is, closed
+        groups.append(("code", [*fence, fence[0].strip()[:3]]))
+    return groups
+
+
+def _bounded(kind: Kind, lines: list[str]) -> str:
+    """Return a block's lines, cut at MAX_BLOCK_LINES with the fence closed again."""
+    if len(lines) <= MAX_BLOCK_LINES:
+        return "\n".join(lines)
+    kept = [*lines[:MAX_BLOCK_LINES - 1], "…"]
+    if kind == "code":
+        kept.append(lines[0].strip()[:3])
+    return "\n".join(kept)
+
+
+def units(markdown: str) -> list[Unit]:
+    """Return a chunk's units in reading order; a block takes the sentence before it ending in ':' as its lead."""
+    out: list[Unit] = []
+    for kind, lines in _group(markdown.splitlines()):
+        if kind == "prose":
+            # Headings name a section; they answer nothing by themselves.
+            for block in (b for b in join_wrapped(lines) if not b.lstrip().startswith("#")):
+                text = block.strip().lstrip("> ").strip()
+                out.extend(Unit("sentence", "", s.strip(), len(out)) for s in _SENTENCE_END.split(text) if is_prose(s))
+            continue
+        if kind == "table" and len(lines) < 2:
+            continue
+        lead = ""
+        if out and out[-1].kind == "sentence" and out[-1].body.endswith(":"):
+            lead = out.pop().body
+        out.append(Unit(kind, lead, _bounded(kind, lines), len(out)))
+    return out

@@ -1,0 +1,27 @@
+"""Answer hygiene keeps code blocks as written while cleaning the prose around them."""
+
+from __future__ import annotations
+
+from logic.hygiene import cite, clean
+from logic.types import Chunk
+
+CHUNK: Chunk = {"chunk_id": "c1", "source": "urdf.md", "source_url": "https://docs.example/urdf", "title": "URDF",
+                "heading_hierarchy": [], "score": 0.5, "text": "<link name=\"base\"/>"}
+CODE = "```xml\n<link name=\"base\">\n  <visual>\n    <box size=\"1 1 1\"/>\n  </visual>\n</link>\n```"
+
+
+def test_tags_and_indentation_inside_code_fences_survive_cleaning() -> None:
+    answer = f"Declare a link <b>like this</b> [1]:\n\n{CODE}\n"
+    cleaned = clean(answer, [CHUNK])
+    assert CODE in cleaned
+    assert "<b>" not in cleaned
+
+
+def test_citations_are_renumbered_without_squashing_code_indentation() -> None:
+    text, citations = cite(f"Declare a link [1].\n\n{CODE}\n[1]", [CHUNK])
+    assert CODE in text and len(citations) == 1
+
+
+def test_html_and_foreign_links_outside_code_are_still_removed() -> None:
+    cleaned = clean("See <script>alert(1)</script> http://evil.example/x now [1].", [CHUNK])
+    assert "script" not in cleaned and "evil.example" not in cleaned

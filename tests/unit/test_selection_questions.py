@@ -1,0 +1,40 @@
+"""Questions about a selection itself ("summarize this", "explain the code here") are judged by what they ask for."""
+
+from __future__ import annotations
+
+from logic import lexical
+from logic.selection import ABOUT_SELECTION_COVERAGE, points_at_selection
+from logic.types import Chunk
+from nodes.retrieve import about_selection
+
+PARTS = ["DDS is the middleware ROS 2 uses for discovery and transport.",
+         "Quality of Service settings tune reliability and durability.",
+         "```python\nclass FibonacciActionServer(Node):\n    pass\n```"]
+
+
+def chunks() -> list[Chunk]:
+    return [{"chunk_id": f"selection-{i}", "source": "selection", "source_url": f"selection#part-{i}",
+             "title": "Your selection", "heading_hierarchy": ["Action servers" if i == 2 else "Middleware"],
+             "score": 0.1, "text": text} for i, text in enumerate(PARTS)]
+
+
+def judged(question: str) -> dict:
+    hits = chunks()
+    lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
+    return about_selection(question, hits, lexicon, 5)
+
+
+def test_pointing_questions_are_recognised() -> None:
+    assert points_at_selection("Summarize this page.") and points_at_selection("Explain the code here")
+    assert not points_at_selection("How do I configure costmap inflation in Nav2?")
+
+
+def test_summarize_and_explain_are_answered_from_the_selection() -> None:
+    for question in ("Summarize this page.", "Explain the action server code in this selection."):
+        result = judged(question)
+        assert result["gate_score"] >= result["threshold"] == ABOUT_SELECTION_COVERAGE, question
+
+
+def test_pointing_at_the_selection_for_what_it_never_says_is_refused() -> None:
+    result = judged("How do I switch these DDS vendors to Cyclone with Zenoh bridging?")
+    assert result["gate_score"] < result["threshold"]
