@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from logic.lexical import Lexicon, matches, terms
+from logic.masking import EMAIL, KEY_LIKE
 from logic.types import Chunk
 
 # The gate reads the few best sections, as a reader would before answering.
@@ -54,6 +55,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere.
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
     """
+    # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
+    query = EMAIL.sub(" ", KEY_LIKE.sub(" ", query))
     query_terms = list(dict.fromkeys(terms(query)))
     top = list(best[:DEPTH])
     if not top:

@@ -43,9 +43,9 @@ def test_grounded_answer_cites_the_matching_doc(ask: Ask) -> None:
     assert {c["source"] for c in state["citations"]} == {"baking.md"}
     assert [c["index"] for c in state["citations"]] == list(range(1, len(state["citations"]) + 1))
     assert state["retrieved"][0]["source"] == "baking.md"
-    # top_score is the best similarity; the gate's score adds lexical coverage to it, so it is at least that.
-    assert state["top_score"] == max(c["score"] for c in state["retrieved"])
-    assert state["gate_score"] >= state["top_score"] >= 0.2
+    # top_score is the best similarity; the gate's score is its own figure, a probability that cleared the threshold.
+    assert state["top_score"] == max(c["score"] for c in state["retrieved"]) >= 0.2
+    assert 1 >= state["gate_score"] >= state["threshold"]
     assert state["gate_score"] >= state["threshold"]
     assert state["embedding_model"] == "hash/256"
     assert state["error"] is None

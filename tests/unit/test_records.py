@@ -25,7 +25,8 @@ EMAIL = "jane.doe@example.org"
 
 @pytest.fixture
 def agent(make_context: Callable[..., Context], tmp_path: Path) -> Any:
-    with Agent(make_context(), checkpointer=str(tmp_path / "memory.sqlite")) as agent:
+    # A low gate: the first question's pasted key and e-mail are words this tiny corpus never uses.
+    with Agent(make_context(score_threshold=0.01), checkpointer=str(tmp_path / "memory.sqlite")) as agent:
         yield agent
 
 
