@@ -72,7 +72,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
 
     order = sorted(range(n), key=score, reverse=True)
     best = order[0]
-    picked = [best]
+    # The runner-up too: an answer is often split (the list in one section, the numbers in the next), and the
+    # embedder's favourite is not always the passage that answers; two quoted units rarely both miss.
+    picked = [best, *(k for k in order[1:2] if query_terms & set(terms(candidates[k][1].text)))]
     if candidates[best][1].kind == "sentence":
         # A sentence alone is often cut before the key line: keep the unit after it in the same chunk.
         follower = next((k for k in range(best + 1, n) if candidates[k][0] == candidates[best][0]), None)
@@ -80,7 +82,7 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
             picked.append(follower)
         picked += [k for k in order[1:] if k not in picked and candidates[k][1].kind == "sentence"][
             : max(max_sentences - len(picked), 0)]
-    picked = sorted(set(picked))[:max(max_sentences, 1)]
+    picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1)])  # the best few, in reading order
     return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
 
 

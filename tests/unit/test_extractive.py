@@ -130,3 +130,17 @@ def test_a_code_only_best_chunk_is_quoted_rather_than_unrelated_prose_from_a_wea
     picked = extract_answer("What is AMCL?", [config, unrelated])
     assert [rank for rank, _ in picked] == [0]
     assert "max_particles" in picked[0][1]
+
+
+def test_the_runner_up_is_quoted_too_when_the_embedders_favourite_misses_the_answer() -> None:
+    overview = "Isaac Sim setup:\n\n- Download the Omniverse launcher\n- Install the Isaac Sim extension\n"
+    needs = "Before installing Isaac Sim:\n\n1. Install NVIDIA drivers (535 or later)\n2. Install CUDA 11.8\n"
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "launcher" in t else 0.5 for t in texts]  # the overview reads closer to the question
+
+    picked = extract_answer("Which NVIDIA driver and CUDA versions do I need for Isaac Sim?", [overview, needs],
+                            similarity=similarity)
+    quoted = " ".join(text for _, text in picked)
+    assert "535" in quoted and "11.8" in quoted
+    assert [rank for rank, _ in picked] == [0, 1]  # reading order, each cited to its own chunk
