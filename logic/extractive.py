@@ -46,8 +46,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
     overlap with the question, the chunk's rank and a "how do I" question's preference for steps add to it.
     """
     # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone.
-    candidates = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)
-                  if not (u.kind == "sentence" and u.body.endswith(":"))]
+    found = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
+    # ...unless it is all there is: a chunk cut right after its definition ("X is a technique that ...:").
+    candidates = [(i, u) for i, u in found if not (u.kind == "sentence" and u.body.endswith(":"))] or found
     if not candidates:
         return []
     query_terms = set(terms(query))

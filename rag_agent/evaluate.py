@@ -147,7 +147,8 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 
 def answer_defects(answer: str) -> list[str]:
     """Name what is broken in an answer's text: a lead-in cut off with ":.", or a code fence with an empty body."""
-    found = [":." for _ in [0] if ":." in answer]
+    prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
+    found = [":." for _ in [0] if ":." in prose]
     found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
     return found
 
@@ -157,7 +158,7 @@ def answers(records: list[dict[str, Any]]) -> dict[str, Any]:
     recalls = [r["keyword_recall"] for r in records if r.get("keyword_recall") is not None]
     return {"answer_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None,
             "count_with_keywords": len(recalls), "flagged": sum(bool(r.get("flagged")) for r in records),
-            "answers_with_colon_period": sum(":." in r.get("answer", "") for r in records),
+            "answers_with_colon_period": sum(":." in answer_defects(r.get("answer", "")) for r in records),
             "answers_with_defects": sum(bool(answer_defects(r.get("answer", ""))) for r in records)}
 
 

@@ -185,3 +185,4 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert evaluate.answer_defects("Common joint types include:. [1]") == [":."]
     assert evaluate.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
     assert evaluate.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
+    assert evaluate.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []

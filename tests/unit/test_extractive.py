@@ -144,3 +144,8 @@ def test_the_runner_up_is_quoted_too_when_the_embedders_favourite_misses_the_ans
     quoted = " ".join(text for _, text in picked)
     assert "535" in quoted and "11.8" in quoted
     assert [rank for rank, _ in picked] == [0, 1]  # reading order, each cited to its own chunk
+
+
+def test_a_definition_cut_from_its_list_is_still_quoted_when_it_is_all_there_is() -> None:
+    chunk = "Domain randomization is a technique that randomizes simulation parameters to make policies robust:"
+    assert extract_answer("What is domain randomization?", [chunk]) == [(0, chunk)]
