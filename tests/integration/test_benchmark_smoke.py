@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag_agent.cli import main as cli
+from tools import vectorstore
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "eval"
@@ -91,6 +92,7 @@ def test_answerability(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")  # a small index for the --check questions
     assert cli(["--data-dir", str(tmp_path / "data"), "ingest", str(TEXTBOOK / "corpus" / "module-1")]) == 0
+    vectorstore.close_clients()  # local Qdrant admits one process: the script opens the index next
     out = run("answerability.py", "--work", str(tmp_path / "work"), "--embedding-model", "hash/256",
               "--check", str(questions), "--check-index", str(tmp_path / "data"))
     assert '"intercept"' in out and "shipped coefficients" in out
