@@ -6,11 +6,7 @@ import os
 import platform
 import statistics
 import sys
-import time
-from collections.abc import Callable, Sequence
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Sequence
 
 
 def machine() -> str:
@@ -27,13 +23,6 @@ def rotations(names: Sequence[str], repetition: int) -> list[str]:
     """Return the order to run the sides in on one repetition: rotated so no side is always first."""
     shift = repetition % len(names)
     return [*names[shift:], *names[:shift]]
-
-
-def timed(call: Callable[[], T]) -> tuple[float, T]:
-    """Run `call` once and return (seconds, its result)."""
-    start = time.perf_counter()
-    result = call()
-    return time.perf_counter() - start, result
 
 
 def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:

@@ -7,7 +7,6 @@ server may index; nothing else) and `RAG_AGENT_ADMINS` (the named users who may 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, NotRequired
 
@@ -69,16 +68,17 @@ def check_admin(config: RunnableConfig) -> None:
     if "langgraph_auth_user_id" not in configurable:
         return  # Not through the server: the caller already has the files and the index.
     user = str(configurable["langgraph_auth_user_id"])
-    admins = set(allowlist.parse(os.environ.get(ADMINS_ENV, "")))
+    settings = get_settings()
+    admins = set(allowlist.parse(settings.admins))
     # A server without API keys makes everyone `local`: the developer's own `langgraph dev`.
-    open_dev = user == LOCAL_USER and not os.environ.get("RAG_AGENT_API_KEYS", "").strip()
+    open_dev = user == LOCAL_USER and not settings.api_keys.get_secret_value().strip()
     if user not in admins and not open_dev:
         raise NotAllowedError(f"user {user!r} may not re-index: only the users in {ADMINS_ENV} may")
 
 
 def check_source(source: str) -> str:
     """Return the source to ingest if the deployment allows it; a clear error otherwise."""
-    entries = allowlist.parse(os.environ.get(SOURCES_ENV, ""))
+    entries = allowlist.parse(get_settings().index_sources)
     if not source.strip():
         raise InvalidInputError("source is empty: send a folder path or a site/sitemap URL")
     if not entries:

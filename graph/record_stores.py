@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
 from graph.context import SettingsError
 from tools.records import RecordStore
+from tools.settings import get_settings
 
 RECORDS_ENV = "RAG_AGENT_RECORDS"
-RETENTION_ENV = "RAG_AGENT_RECORDS_RETENTION_DAYS"
-DEFAULT_RETENTION_DAYS = 90
 _stores: dict[str, RecordStore] = {}
 _users: dict[str, int] = {}
 _defaults: set[str] = set()
@@ -21,7 +19,7 @@ _guard = threading.Lock()
 
 def recording_on() -> bool:
     """Tell whether turns are recorded ($RAG_AGENT_RECORDS, default on)."""
-    value = os.environ.get(RECORDS_ENV, "on").strip().lower()
+    value = get_settings().records.strip().lower()
     if value not in {"on", "off", "true", "false", "1", "0", "yes", "no", ""}:
         raise SettingsError(f"{RECORDS_ENV} must be on or off, got {value!r}")
     return value in {"on", "true", "1", "yes", ""}
@@ -29,19 +27,12 @@ def recording_on() -> bool:
 
 def retention_days() -> int | None:
     """Return how many days records are kept ($RAG_AGENT_RECORDS_RETENTION_DAYS, default 90; 0 keeps them)."""
-    raw = os.environ.get(RETENTION_ENV, "").strip()
-    try:
-        days = int(raw) if raw else DEFAULT_RETENTION_DAYS
-    except ValueError:
-        raise SettingsError(f"{RETENTION_ENV} must be a whole number of days, got {raw!r}") from None
-    if days < 0:
-        raise SettingsError(f"{RETENTION_ENV} must be 0 (keep forever) or more days, got {days}")
-    return days or None
+    return get_settings().records_retention_days or None
 
 
 def location(data_dir: str | Path, url: str | None = None) -> str:
     """Return where the deployment's conversation database is: $RAG_AGENT_CHECKPOINTER's, else the SQLite file."""
-    spec = (os.environ.get("RAG_AGENT_CHECKPOINTER", "") if url is None else url).strip()
+    spec = (get_settings().checkpointer if url is None else url).strip()
     if spec.startswith(("postgresql://", "postgres://")):
         return spec
     if spec == "memory":

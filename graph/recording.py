@@ -21,7 +21,7 @@ from logic.masking import mask_personal
 from logic.not_found import label
 from tools import manifest
 from tools.records import RecordStore, store_errors
-from tools.settings import get_settings
+from tools.settings import get_settings, secrets
 
 log = logging.getLogger(__name__)
 # Callers (Agent) may pass these per invocation: the store to write to, and the id the turn gets.
@@ -37,7 +37,7 @@ def _question(state: dict[str, Any]) -> str:
     for message in reversed(state.get("messages") or []):
         if isinstance(message, HumanMessage):
             text = message.content if isinstance(message.content, str) else str(message.content)
-            return mask_personal(text)[:QUESTION_CHARS]
+            return mask_personal(text, secrets())[:QUESTION_CHARS]
     return ""
 
 
@@ -73,7 +73,7 @@ def build_record(state: dict[str, Any], thread_id: str, ctx: Context, now: float
     return {
         "turn_id": state.get("turn_id") or uuid.uuid4().hex, "thread_id": thread_id, "started_at": started,
         "finished_at": now, "question": _question(state),
-        "standalone_query": mask_personal(state.get("retrieval_query") or "")[:QUESTION_CHARS],
+        "standalone_query": mask_personal(state.get("retrieval_query") or "", secrets())[:QUESTION_CHARS],
         "status": state.get("status", "error"), "not_found_reason": (state.get("not_found") or {}).get("reason"),
         "flagged": int(flagged(state)), "confidence": state.get("confidence"), "sources": _sources(state),
         "top_score": state.get("top_score"), "model": state.get("model_used", ""),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Iterable
 
-SECRET_VARS = ("OPENAI_API_KEY", "COHERE_API_KEY", "QDRANT_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
-               "RAG_AGENT_API_KEYS")
 # Key-shaped tokens a provider may echo back in an error ("Incorrect API key provided: sk-...") or a user
 # may paste into a question: OpenAI/Anthropic-style sk-, LangSmith lsv2_, GitHub, Slack, AWS access key ids.
 KEY_LIKE = re.compile(r"\b(?:(?:sk|lsv2|pk|rk)[-_][A-Za-z0-9_-]{6,}|gh[pousr]_[A-Za-z0-9]{20,}"
@@ -16,15 +14,14 @@ SECRET_MASK = "***"
 EMAIL_MASK = "[email]"
 
 
-def redact_secrets(text: str) -> str:
-    """Mask the configured secrets' values and key-shaped tokens in `text`."""
-    for name in SECRET_VARS:
-        value = os.environ.get(name, "")
-        if len(value) >= 4:
+def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """Mask the given secret values (the deployment's, tools/settings.secrets) and key-shaped tokens in `text`."""
+    for value in secrets:
+        if value:
             text = text.replace(value, SECRET_MASK)
     return KEY_LIKE.sub(SECRET_MASK, text)
 
 
-def mask_personal(text: str) -> str:
+def mask_personal(text: str, secrets: Iterable[str] = ()) -> str:
     """Mask secrets and e-mail addresses: what a stored question may keep of the user's words."""
-    return EMAIL.sub(EMAIL_MASK, redact_secrets(text))
+    return EMAIL.sub(EMAIL_MASK, redact_secrets(text, secrets))

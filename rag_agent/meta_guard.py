@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 from typing import Any
 
 from rag_agent.auth import parse_api_keys
+from tools.settings import get_settings
 
 PROTECTED = frozenset({"/docs", "/openapi.json", "/metrics"})
 # Set to true to serve them without a token even when RAG_AGENT_API_KEYS is set (e.g. behind a private network).
@@ -29,8 +29,9 @@ def allowed(scope: Scope) -> bool:
     """Tell whether a request may pass: not a protected path, auth off, public by setting, or a known token."""
     if scope.get("type") != "http" or scope.get("path", "").rstrip("/") not in PROTECTED:
         return True
-    keys = parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", ""))
-    if not keys or os.environ.get(PUBLIC_ENV, "").strip().lower() in {"1", "true", "yes"}:
+    settings = get_settings()
+    keys = parse_api_keys(settings.api_keys.get_secret_value())
+    if not keys or settings.public_meta:
         return True
     token = _bearer(scope).encode()
     # Every key is compared in constant time, so timing does not reveal a prefix match.

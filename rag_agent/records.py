@@ -20,7 +20,7 @@ from graph.recording import build_record, iso
 from logic.errors import AgentError, InvalidInputError
 from logic.masking import mask_personal
 from tools.records import RecordStore, UnknownTurnError, store_errors
-from tools.settings import get_settings
+from tools.settings import get_settings, secrets
 
 __all__ = ["RecordStore", "UnknownTurnError", "close_store", "open_store", "parse_rating", "record_feedback",
            "record_turn", "store_for"]
@@ -65,7 +65,7 @@ def close_store(key: str) -> None:
 
 def record_turn(record: dict[str, Any], store: RecordStore | None = None) -> None:
     """Store one turn record (see tools.records.TURN_COLUMNS) with its question masked."""
-    masked = {**record, "question": mask_personal(str(record.get("question", "")))}
+    masked = {**record, "question": mask_personal(str(record.get("question", "")), secrets())}
     (store or open_store()).record_turn(masked)
 
 
@@ -105,7 +105,7 @@ def record_feedback(turn_id: str, rating: int | str, comment: str | None = None,
     value = parse_rating(rating)
     if comment is not None and not isinstance(comment, str):
         raise InvalidInputError(f"comment must be text, got {type(comment).__name__}")
-    masked = mask_personal(comment.strip())[:2000] if comment and comment.strip() else None
+    masked = mask_personal(comment.strip(), secrets())[:2000] if comment and comment.strip() else None
     (store or open_store()).record_feedback(turn_id, value, masked)
     sent = _send_langsmith(turn_id, value, masked)
     return {"turn_id": turn_id, "rating": value, "comment": masked, "langsmith": sent}

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import logging
-import re
 import sys
-import threading
 import time
 import uuid
-import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -27,52 +23,20 @@ from graph.recording import RECORDS_KEY, TURN_ID_KEY, iso
 from logic.answer_stream import StreamedAnswer
 from logic.errors import AgentError, InvalidInputError, StorageError
 from logic.heuristics import RESET_REPLY
-from rag_agent import records, warmup
-from rag_agent.checkpointers import (
-    SQLITE_REMEDY,
-    cross_process_lock,
-    location,
-    open_checkpointer,
-    prune_superseded,
-    store_errors,
-)
+from rag_agent import records, threads, warmup
+from rag_agent.checkpointers import SQLITE_REMEDY, location, open_checkpointer, prune_superseded, store_errors
 from rag_agent.logs import install_redaction
 from rag_agent.response import failure, response
-from rag_agent.sessions import list_sessions, session
+from rag_agent.threads import check_thread_id
 from tools.settings import get_settings
 
 __all__ = ["Agent", "check_thread_id", "open_checkpointer", "response"]
 
 log = logging.getLogger("rag_agent.turn")
-_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-# A lock lives while some turn holds or waits for it, then drops out: one entry per thread ever seen would grow forever.
-_thread_locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
-_locks_guard = threading.Lock()
-
-
 # "sync": every finished node is checkpointed before the next starts, so a turn killed midway (even
 # by kill -9) resumes from the last finished node instead of redoing the whole turn. benchmarks/
 # warm_turn.py measures what "async" would save per turn; it loses that guarantee for a hard kill.
 DURABILITY: Durability = "sync"
-
-
-def check_thread_id(thread_id: str) -> str:
-    """Return the thread id if it is 1-128 safe characters, else raise naming the rule."""
-    if not _THREAD_ID.match(thread_id) or ".." in thread_id:
-        raise InvalidInputError(
-            "thread id must be 1-128 characters: letters, digits, '.', '_', ':' or '-', starting with "
-            "a letter or digit"
-        )
-    return thread_id
-
-
-def _thread_lock(thread_id: str) -> threading.Lock:
-    """Return the lock that keeps two turns of one thread from forking its history."""
-    with _locks_guard:
-        lock = _thread_locks.get(thread_id)
-        if lock is None:
-            lock = _thread_locks[thread_id] = threading.Lock()
-        return lock
 
 
 class Agent:
@@ -131,20 +95,13 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _exclusive(self, thread_id: str) -> Iterator[None]:
-        """Be the only writer of the thread: in this process, and across processes with Postgres."""
-        # In-process lock first, so threads of this process do not queue on Postgres connections.
-        with _thread_lock(thread_id), cross_process_lock(self.checkpointer, thread_id):
-            yield
-
     def _turn(self, thread_id: str, work: Callable[[RunnableConfig], dict[str, Any]],
               relay: StreamedAnswer | None = None, question: Any = None) -> dict[str, Any]:
         """Run `work` as the thread's only writer and shape its state, or its failure, as a response."""
         start, started_at, turn_id = time.perf_counter(), time.time(), uuid.uuid4().hex
         try:
             check_thread_id(thread_id)
-            with self._exclusive(thread_id):
+            with threads.exclusive(self.checkpointer, thread_id):
                 # The deadline belongs to this invocation, not to the thread (a resumed turn gets a new
                 # one), and starts once the thread is ours: waiting for another turn does not use it up.
                 # The turn id doubles as the LangSmith run id, so feedback can be attached to the trace.
@@ -167,9 +124,9 @@ class Agent:
         # Turns the graph did not finish (reset, a resume with nothing to do) still get an id and a time.
         state = {"turn_id": turn_id, "timestamp": iso(time.time()), **state}
         result = response(state, thread_id, time.perf_counter() - start)
-        log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", thread_id if _THREAD_ID.match(thread_id) else "-",
-                 result["status"], (result["error"] or {}).get("code", "-"), result["execution_time_seconds"] * 1000,
-                 result["tokens_used"])
+        shown, code = thread_id if threads.THREAD_ID.match(thread_id) else "-", (result["error"] or {}).get("code", "-")
+        log.info("turn thread=%s status=%s error=%s ms=%d tokens=%d", shown, result["status"], code,
+                 result["execution_time_seconds"] * 1000, result["tokens_used"])
         return result
 
     def _run(self, turn_input: dict[str, Any] | None, config: RunnableConfig,
@@ -242,14 +199,4 @@ class Agent:
 
     def prune(self, idle: timedelta) -> list[str]:
         """Delete the checkpoints of every thread idle longer than `idle`; return their ids."""
-        deleted = []
-        for candidate in list_sessions(self.checkpointer):
-            if candidate.idle() <= idle:
-                continue
-            with self._exclusive(candidate.thread_id):
-                # Look again under the lock: a turn may have just used the thread.
-                current = session(self.checkpointer, candidate.thread_id)
-                if current is not None and current.idle() > idle:
-                    self.checkpointer.delete_thread(candidate.thread_id)
-                    deleted.append(candidate.thread_id)
-        return deleted
+        return threads.prune_idle(self.checkpointer, idle)

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tools.settings import get_settings
+
 PREFIX = "rav1"
 SECRET_FILE = "visitor-secret"
 MIN_SECRET = 32
-DEFAULT_DAYS = 30.0
 
 
 class VisitorSecretError(ValueError):
@@ -37,10 +38,6 @@ class Visitor:
     def identity(self) -> str:
         """The owner name threads are tagged with."""
         return f"visitor:{self.visitor_id}"
-
-
-def _data_dir() -> Path:
-    return Path(os.environ.get("RAG_AGENT_DATA_DIR") or ".rag-agent")
 
 
 @lru_cache(maxsize=4)
@@ -63,19 +60,8 @@ def _secret_for(configured: str, data_dir: Path) -> bytes:
 
 def secret() -> bytes:
     """Return the deployment's visitor secret."""
-    return _secret_for(os.environ.get("RAG_AGENT_VISITOR_SECRET", ""), _data_dir())
-
-
-def token_days() -> float:
-    """Return how long a visitor token lasts, from `RAG_AGENT_VISITOR_TOKEN_DAYS`."""
-    raw = os.environ.get("RAG_AGENT_VISITOR_TOKEN_DAYS", "")
-    try:
-        days = float(raw) if raw else DEFAULT_DAYS
-    except ValueError:
-        raise VisitorSecretError(f"RAG_AGENT_VISITOR_TOKEN_DAYS must be a number of days, got {raw!r}") from None
-    if days <= 0:
-        raise VisitorSecretError(f"RAG_AGENT_VISITOR_TOKEN_DAYS must be positive, got {raw!r}")
-    return days
+    settings = get_settings()
+    return _secret_for(settings.visitor_secret.get_secret_value(), Path(settings.data_dir))
 
 
 def _sign(payload: str, key: bytes) -> str:
@@ -85,7 +71,8 @@ def _sign(payload: str, key: bytes) -> str:
 
 def issue(now: float | None = None, visitor_id: str | None = None) -> tuple[str, Visitor]:
     """Sign a token for a new (or the given) visitor; return it with the visitor it names."""
-    visitor = Visitor(visitor_id or secrets.token_urlsafe(12), int((now or time.time()) + token_days() * 86400))
+    days = get_settings().visitor_token_days
+    visitor = Visitor(visitor_id or secrets.token_urlsafe(12), int((now or time.time()) + days * 86400))
     payload = f"{PREFIX}.{visitor.visitor_id}.{visitor.expires}"
     return f"{payload}.{_sign(payload, secret())}", visitor
 

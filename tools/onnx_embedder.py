@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 from logic import bundled_model
+from tools.settings import get_settings
 
 # all-MiniLM-L6-v2 reads at most 256 word pieces (its sentence-transformers max_seq_length); the
 # shipped tokenizer.json says 128, which would silently drop the second half of a 200-token chunk.
@@ -27,9 +27,8 @@ class OnnxMiniLM(Embeddings):
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initializers are noise to a user
-        threads = os.environ.get(THREADS_ENV, "").strip()
-        if threads.isdigit():
-            options.intra_op_num_threads = int(threads)
+        if threads := get_settings().embedder_threads:
+            options.intra_op_num_threads = threads
         self._session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from datetime import timedelta
 from functools import lru_cache
 from typing import Annotated, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from logic.durations import NEVER, parse_duration
@@ -41,12 +41,53 @@ class Settings(BaseSettings):
                                  description="Any OpenAI-compatible server (vLLM, Ollama, …).")
     cohere_api_key: SecretStr = Field(SecretStr(""), validation_alias="COHERE_API_KEY")
     cohere_base_url: str = Field("", validation_alias="COHERE_BASE_URL")
+    langsmith_api_key: SecretStr = Field(SecretStr(""), validation_alias="LANGSMITH_API_KEY",
+                                         description="Read by LangSmith itself; here so logs and records mask it.")
+    langchain_api_key: SecretStr = Field(SecretStr(""), validation_alias="LANGCHAIN_API_KEY",
+                                         description="LangSmith's older name for its key; masked like it.")
+    embedder_threads: int = Field(0, ge=0, description="Threads per local embedding call; 0: one per core.")
+    # Turn records (graph/record_stores.py checks `records` so its message names the choices).
+    records: str = Field("on", description="on: one record per turn in the conversation database; off: none.")
+    records_retention_days: int = Field(90, ge=0, description="Days turn records are kept; 0 keeps them.")
+    # The indexer graph (graph/indexer.py).
+    index_sources: str = Field("", description="Comma-separated folders and URL prefixes the server may re-index.")
+    admins: str = Field("", description="Comma-separated users (from api_keys) who may run the indexer graph.")
+    # The server (rag_agent/web, rag_agent/meta_guard.py, rag_agent/visitors.py).
+    public_meta: bool = Field(False, description="true: /docs, /openapi.json and /metrics need no token.")
+    allowed_origins: str = Field("https://smith.langchain.com",
+                                 description="Comma-separated origins whose pages may call the server; * any.")
+    trust_proxy: bool = Field(False, description="true: the client IP comes from X-Forwarded-For.")
+    rate_limit_visitor: str = Field("10/60", description="Runs one visitor may start per window (count/seconds, off).")
+    rate_limit_ip: str = Field("30/60", description="Runs, threads and tokens per client IP (count/seconds, off).")
+    max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body the server reads.")
+    visitor_secret: SecretStr = Field(SecretStr(""), description="HMAC key of visitor tokens; empty: data_dir's.")
+    visitor_token_days: float = Field(30.0, gt=0, description="How long a visitor token lasts, in days.")
+    demo_docs: str = Field("", description="Markdown folder the demo site shows; empty: the project's docs.")
+    demo_starters: str = Field(
+        "How do I ingest my documentation?|How do I run the agent as a server?|What does the score gate do?",
+        description="The demo page's starter questions, separated by |.")
+    handoff_url: str = Field("", description="The demo page's hand-off link; empty: none.")
+    handoff_label: str = Field("Ask the docs team", description="The hand-off link's text.")
 
     @field_validator("collections", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         """Accept `a,b` from the environment."""
         return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+    @field_validator("public_meta", "trust_proxy", mode="before")
+    @classmethod
+    def _flag(cls, value: Any) -> Any:
+        """Read an empty variable as off, as the server always has."""
+        return False if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("embedder_threads", "records_retention_days", "max_body_bytes", "visitor_token_days",
+                     mode="before")
+    @classmethod
+    def _number(cls, value: Any, info: ValidationInfo) -> Any:
+        """Read an empty variable as the default, as these settings always have."""
+        empty = isinstance(value, str) and not value.strip()
+        return cls.model_fields[str(info.field_name)].default if empty else value
 
     @field_validator("session_ttl")
     @classmethod
@@ -68,6 +109,20 @@ class Settings(BaseSettings):
     def allowed_collections(self) -> list[str]:
         """Return the collections a run may search."""
         return sorted({self.collection, *self.collections})
+
+    def secrets(self) -> list[str]:
+        """Return the configured secret values and URL passwords: what logs and records must never show."""
+        # Shorter values would mask ordinary words; a real key or password is longer.
+        found = [v.get_secret_value() for v in (getattr(self, n) for n in type(self).model_fields)
+                 if isinstance(v, SecretStr) and len(v.get_secret_value()) >= 4]
+        for url in (self.openai_base_url, self.qdrant_url, self.checkpointer, self.cohere_base_url):
+            try:
+                password = urlsplit(url).password
+            except ValueError:
+                continue
+            if password and len(password) >= 3:
+                found += [password, unquote(password)]
+        return found
 
     def shown(self) -> dict[str, str]:
         """Return every setting as text for `rag-agent config`, secrets and URL passwords masked."""
@@ -130,3 +185,13 @@ def overridden(**values: Any) -> Iterator[Settings]:
         yield get_settings()
     finally:
         _overrides = previous
+
+
+def secrets() -> list[str]:
+    """Return what logs and records mask; with settings that do not parse, the secret variables as set."""
+    try:
+        return get_settings().secrets()
+    except SettingsError:  # the error about them is logged too: it must still mask the keys
+        names = [env for env, f in zip(ENV_NAMES, Settings.model_fields.values(), strict=True)
+                 if f.annotation is SecretStr]
+        return [value for name in names if len(value := os.environ.get(name, "")) >= 4]

@@ -7,7 +7,6 @@ them with `--base-url /demo`, so the agent's citations link straight to the sect
 from __future__ import annotations
 
 import html
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -16,16 +15,16 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 
 from logic.chunking import slugify, split_front_matter
+from tools.settings import get_settings
 from tools.sources import page_url
 
 BASE = "/demo"
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")
-_STARTERS = "How do I ingest my documentation?|How do I run the agent as a server?|What does the score gate do?"
 
 
 def docs_root() -> Path:
     """Return the folder of Markdown pages the demo shows (`RAG_AGENT_DEMO_DOCS`, else the project's docs)."""
-    configured = os.environ.get("RAG_AGENT_DEMO_DOCS")
+    configured = get_settings().demo_docs
     return Path(configured) if configured else Path(__file__).resolve().parents[2] / "docs"
 
 
@@ -95,11 +94,10 @@ def render(url_path: str, widget: str) -> str | None:
 
 def _page(title: str, nav: str, content: str, widget: str) -> str:
     """Lay a rendered page out with the page list and the widget's script tag."""
-    starters = html.escape(os.environ.get("RAG_AGENT_DEMO_STARTERS", _STARTERS), quote=True)
-    handoff = os.environ.get("RAG_AGENT_HANDOFF_URL", "")
+    settings = get_settings()
+    starters, handoff = html.escape(settings.demo_starters, quote=True), settings.handoff_url
     handoff_attrs = (f' data-handoff-url="{html.escape(handoff, quote=True)}" data-handoff-label="'
-                     f'{html.escape(os.environ.get("RAG_AGENT_HANDOFF_LABEL", "Ask the docs team"), quote=True)}"'
-                     if handoff else "")
+                     f'{html.escape(settings.handoff_label, quote=True)}"' if handoff else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · rag-agent docs</title>

@@ -6,7 +6,6 @@ the owner of the thread a turn belongs to may rate it or read its ratings back.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import httpx
@@ -18,13 +17,14 @@ from starlette.responses import JSONResponse, Response
 from logic.errors import InvalidInputError
 from rag_agent import records
 from rag_agent.auth import identify, parse_api_keys
+from tools.settings import get_settings
 
 MAX_COMMENT = 2000
 
 
 def _who(request: Request) -> str:
     """Return the requester's identity, as the API's own auth would name them."""
-    return identify(request.headers.get("authorization"), parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", "")))
+    return identify(request.headers.get("authorization"), parse_api_keys(get_settings().api_keys.get_secret_value()))
 
 
 async def _owner_of(thread_id: str) -> str | None:

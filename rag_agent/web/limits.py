@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from dataclasses import dataclass
 
-DEFAULT_VISITOR_RATE = "10/60"
-DEFAULT_IP_RATE = "30/60"
-DEFAULT_MAX_BODY = 65_536
+from tools.settings import get_settings
+
 _OFF = {"0", "off", "none", "unlimited"}
 
 
@@ -25,9 +23,9 @@ class Rate:
     seconds: float
 
 
-def parse_rate(name: str, default: str) -> Rate | None:
-    """Read `N/SECONDS` (or `off`) from the environment variable `name`, naming it on error."""
-    raw = (os.environ.get(name) or default).strip().lower()
+def parse_rate(name: str, value: str) -> Rate | None:
+    """Read `N/SECONDS` (or `off`), the value of the setting `name`, naming it on error."""
+    raw = value.strip().lower()
     if raw in _OFF:
         return None
     count, sep, seconds = raw.partition("/")
@@ -40,16 +38,14 @@ def parse_rate(name: str, default: str) -> Rate | None:
     return rate
 
 
-def max_body_bytes() -> int:
-    """Return the largest request body accepted on the API, from `RAG_AGENT_MAX_BODY_BYTES`."""
-    raw = os.environ.get("RAG_AGENT_MAX_BODY_BYTES", "")
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_BODY
-    except ValueError:
-        raise LimitSettingError(f"RAG_AGENT_MAX_BODY_BYTES must be a number of bytes, got {raw!r}") from None
-    if value < 1024:
-        raise LimitSettingError(f"RAG_AGENT_MAX_BODY_BYTES must be at least 1024, got {value}")
-    return value
+def visitor_rate() -> Rate | None:
+    """Return how many runs one visitor may start per window (`RAG_AGENT_RATE_LIMIT_VISITOR`)."""
+    return parse_rate("RAG_AGENT_RATE_LIMIT_VISITOR", get_settings().rate_limit_visitor)
+
+
+def ip_rate() -> Rate | None:
+    """Return how many runs, threads and tokens one client IP may ask for per window (`RAG_AGENT_RATE_LIMIT_IP`)."""
+    return parse_rate("RAG_AGENT_RATE_LIMIT_IP", get_settings().rate_limit_ip)
 
 
 class SlidingWindow:

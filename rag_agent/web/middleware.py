@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
@@ -13,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from rag_agent import visitors
 from rag_agent.auth import parse_api_keys
 from rag_agent.web import limits
+from tools.settings import get_settings
 
 # Where runs start (each costs a turn) and where visitor tokens are issued.
 RUN_PATH = re.compile(r"^/(?:threads/[^/]+/)?runs(?:/stream|/wait|/batch)?/?$")
@@ -21,13 +21,10 @@ THREADS_PATH = "/threads"  # creating threads costs storage: counted per IP
 _EXPOSED = "content-location, x-pagination-total, x-pagination-next, retry-after"
 
 
-# LangGraph Studio runs in the browser on this origin; a deployment that sets the variable lists it if wanted.
-DEFAULT_ORIGINS = "https://smith.langchain.com"
-
-
 def allowed_origins() -> frozenset[str]:
     """Return the origins (scheme://host[:port]) allowed to call the server from a browser."""
-    raw = os.environ.get("RAG_AGENT_ALLOWED_ORIGINS", DEFAULT_ORIGINS)
+    # The default is LangGraph Studio's origin; a deployment that sets the variable lists it if wanted.
+    raw = get_settings().allowed_origins
     return frozenset(o.strip().rstrip("/").lower() for o in raw.split(",") if o.strip())
 
 
@@ -85,10 +82,9 @@ class Guard:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.visitor_rate = limits.parse_rate("RAG_AGENT_RATE_LIMIT_VISITOR", limits.DEFAULT_VISITOR_RATE)
-        self.ip_rate = limits.parse_rate("RAG_AGENT_RATE_LIMIT_IP", limits.DEFAULT_IP_RATE)
-        self.max_body = limits.max_body_bytes()
-        self.trust_proxy = os.environ.get("RAG_AGENT_TRUST_PROXY", "") in {"1", "true", "yes"}
+        settings = get_settings()
+        self.visitor_rate, self.ip_rate = limits.visitor_rate(), limits.ip_rate()
+        self.max_body, self.trust_proxy = settings.max_body_bytes, settings.trust_proxy
         self.by_visitor, self.by_ip = limits.SlidingWindow(), limits.SlidingWindow()
 
     def _client_ip(self, scope: Scope, headers: Headers) -> str:
@@ -101,7 +97,7 @@ class Guard:
     def _wait(self, scope: Scope, headers: Headers, per_visitor: bool) -> float:
         """Count this request; return 0 when it may go on, else the seconds to wait."""
         token = headers.get("authorization", "").partition(" ")[2].strip()
-        if token and token in parse_api_keys(os.environ.get("RAG_AGENT_API_KEYS", "")):
+        if token and token in parse_api_keys(get_settings().api_keys.get_secret_value()):
             return 0.0  # named users are internal tools, trusted with their own pace
         waits = [0.0]
         if self.ip_rate:

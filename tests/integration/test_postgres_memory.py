@@ -15,7 +15,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 import graph.builder
-import rag_agent.service
+import rag_agent.threads
 from graph.context import Context
 from graph.state import State
 from logic import durations
@@ -112,7 +112,7 @@ def test_two_agents_on_one_thread_serialise(
     pg_url: str, thread: str, make_context: Callable[..., Context], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Separate in-process locks, as two processes would have: only Postgres can serialise them.
-    monkeypatch.setattr(rag_agent.service, "_thread_lock", lambda _thread_id: threading.Lock())
+    monkeypatch.setattr(rag_agent.threads, "thread_lock", lambda _thread_id: threading.Lock())
     slow_retrieve = graph.builder.retrieve
 
     def retrieve(state: State, runtime: Runtime[Context]) -> Any:

@@ -30,8 +30,7 @@ from tools.settings import ENV_NAMES
 EMBEDDER = "hash/256"
 
 # Every variable the deployment settings and the per-run defaults read: unit tests start from none of them.
-_ENV_VARS = (*ENV_NAMES, *(f"RAG_AGENT_{f.name.upper()}" for f in fields(Context)),
-            "RAG_AGENT_RECORDS", "RAG_AGENT_RECORDS_RETENTION_DAYS")
+_ENV_VARS = (*ENV_NAMES, *(f"RAG_AGENT_{f.name.upper()}" for f in fields(Context)))
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import rag_agent.service
+import rag_agent.threads
 from graph.context import Context
 from rag_agent.service import Agent, open_checkpointer
 from tools.settings import get_settings
@@ -65,4 +65,4 @@ def test_thread_locks_do_not_pile_up_one_per_thread_ever_seen(make_context: Call
     for i in range(50):
         assert agent.reset(f"thread-{i}")["status"] == "reset"
     gc.collect()
-    assert len(rag_agent.service._thread_locks) == 0  # a lock lives only while a turn holds or awaits it
+    assert len(rag_agent.threads._thread_locks) == 0  # a lock lives only while a turn holds or awaits it

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,3 +106,30 @@ def test_config_prints_the_settings_object_with_secrets_masked(tmp_path: Any, ca
     assert shown["openai_base_url"] == "http://user:***@127.0.0.1:9/v1"
     assert "hunter22" not in out and "sk-very-secret-key" not in out and "qdrant-secret" not in out
     assert set(shown) == set(get_settings().shown())  # the very object the agent runs with
+
+
+def test_the_environment_is_read_in_one_place() -> None:
+    # Deployment settings come from tools/settings.py; graph/context.py reads only per-run knob defaults.
+    root = Path(__file__).resolve().parents[2]
+    readers = {path.relative_to(root).as_posix()
+               for folder in ("graph", "nodes", "logic", "tools", "rag_agent")
+               for path in (root / folder).rglob("*.py")
+               if re.search(r"os\.environ|getenv", path.read_text(encoding="utf-8"))}
+    assert readers == {"tools/settings.py", "graph/context.py"}
+
+
+def test_server_settings_are_fields_of_the_settings_object(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("RAG_AGENT_VISITOR_SECRET", "v" * 40)
+    monkeypatch.setenv("RAG_AGENT_TRUST_PROXY", "1")
+    monkeypatch.setenv("RAG_AGENT_RECORDS_RETENTION_DAYS", "")  # empty, as before: the default
+    monkeypatch.setenv("RAG_AGENT_ADMINS", "root")
+    settings = get_settings()
+    assert settings.trust_proxy and settings.records_retention_days == 90 and settings.admins == "root"
+    assert "v" * 40 in settings.secrets()
+    assert main(["config", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["settings"]
+    assert shown["visitor_secret"] == "***" and shown["admins"] == "root"
+    monkeypatch.setenv("RAG_AGENT_MAX_BODY_BYTES", "10")
+    with pytest.raises(SettingsError, match="RAG_AGENT_MAX_BODY_BYTES: Input should be greater than or equal to 1024"):
+        get_settings()

@@ -8,10 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graph.context import Context
 from logic.errors import RetrievalError
+from rag_agent.service import Agent
 from tools import embedded_export, embedded_index, search, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.filters import to_qdrant
+from tools.ingest import ingest_folder
 
 
 def test_stored_keyword_vectors_export_as_if_encoded_again(data_dir: str, tmp_path: Path) -> None:
@@ -55,3 +58,27 @@ def test_an_index_from_before_snapshots_is_exported_on_first_search(data_dir: st
                        text="knead bread dough")
     assert hits and hits[0][0].metadata["source"] == "baking.md"
     assert embedded_index.current(data_dir, "docs") is not None
+
+
+def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "robots.md").write_text("# Robots\n\nA robot arm has joints and a gripper.\n")
+
+    def ingest() -> None:
+        ingest_folder(docs, data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
+                      embedding_model="hash/256", progress=False)
+        vectorstore.close_clients()
+
+    ingest()
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.2),
+               "memory") as agent:
+        before = agent.ask("What does a lidar scanner measure?", "a")
+        assert {c["source"] for c in before["citations"]} <= {"robots.md"}
+        (docs / "lidar.md").write_text("# Lidar\n\nA lidar scanner measures distance with laser pulses.\n")
+        ingest()
+        answer = agent.ask("What does a lidar scanner measure?", "b")
+    assert answer["status"] == "grounded" and answer["citations"][0]["source"] == "lidar.md"
+    # Each ingest published a new snapshot; the one before it stays for readers still holding it.
+    assert len([p for p in embedded_index.root(tmp_path / "data", "docs").iterdir() if p.is_dir()]) == 2

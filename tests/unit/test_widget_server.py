@@ -113,13 +113,13 @@ def test_visitors_use_their_own_threads_with_the_deployments_settings() -> None:
 
 
 def test_rates_parse_and_name_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert limits.parse_rate("RAG_AGENT_RATE_LIMIT_IP", "30/60") == limits.Rate(30, 60.0)
+    assert limits.ip_rate() == limits.Rate(30, 60.0)
     monkeypatch.setenv("RAG_AGENT_RATE_LIMIT_IP", "off")
-    assert limits.parse_rate("RAG_AGENT_RATE_LIMIT_IP", "30/60") is None
+    assert limits.ip_rate() is None
     for bad in ("30", "x/60", "0/60", "5/-1"):
         monkeypatch.setenv("RAG_AGENT_RATE_LIMIT_IP", bad)
         with pytest.raises(limits.LimitSettingError, match="RAG_AGENT_RATE_LIMIT_IP must look like 10/60"):
-            limits.parse_rate("RAG_AGENT_RATE_LIMIT_IP", "30/60")
+            limits.ip_rate()
 
 
 def test_sliding_window_allows_the_rate_then_says_how_long_to_wait() -> None:
