@@ -92,3 +92,23 @@ def _quote(unit: Unit) -> str:
     if unit.kind == "sentence":
         return unit.body
     return f"{unit.lead}\n\n{unit.body}\n" if unit.lead else f"\n{unit.body}\n"
+
+
+def _terminate(sentence: str) -> str:
+    """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
+    return sentence if sentence.endswith((".", "!", "?", ":", "\n")) else sentence + "."
+
+
+def _marked(rank: int, text: str) -> str:
+    """Mark a quoted sentence, or a block after its lead-in (a block without one gets the marker after it)."""
+    if "\n" not in text:
+        return f"{_terminate(text)} [{rank + 1}]"
+    lead, _, body = text.strip("\n").partition("\n\n") if not text.startswith("\n") else ("", "", text.strip("\n"))
+    if lead:
+        return f"\n\n{lead} [{rank + 1}]\n\n{body}\n\n"
+    return f"\n\n{body}\n[{rank + 1}]\n\n"
+
+
+def render(picked: list[tuple[int, str]]) -> str:
+    """Join picked quotes into one answer, each with the [n] marker of its chunk (1-based)."""
+    return re.sub(r"\n{3,}", "\n\n", " ".join(_marked(rank, text) for rank, text in picked)).strip()

@@ -8,7 +8,6 @@ team counts as a gap, and error_handler stays "something failed".
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ from logic.chunking import count_tokens
 from logic.confidence import confidence, flag_reason
 from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
-from logic.extractive import extract_answer
+from logic.extractive import extract_answer, render
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.heuristics import canned_reply
 from logic.hygiene import cite, clean, neutralize
@@ -54,24 +53,9 @@ EXTRACTIVE_NOTE = "\n\n_(Quoted from the documentation; no language model is con
 SOURCE_MARGIN = 0.1
 
 
-def _terminate(sentence: str) -> str:
-    """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
-    return sentence if sentence.endswith((".", "!", "?", ":", "\n")) else sentence + "."
-
-
 def _relevance(chunk: Chunk) -> float:
     """Return the chunk's ranking score, or its cosine when it was not re-ranked."""
     return chunk.get("relevance", chunk["score"])
-
-
-def _quoted(rank: int, text: str) -> str:
-    """Mark a quoted sentence, or a block after its lead-in (a block without one gets the marker after it)."""
-    if "\n" not in text:
-        return f"{_terminate(text)} [{rank + 1}]"
-    lead, _, body = text.strip("\n").partition("\n\n") if not text.startswith("\n") else ("", "", text.strip("\n"))
-    if lead:
-        return f"\n\n{lead} [{rank + 1}]\n\n{body}\n\n"
-    return f"\n\n{body}\n[{rank + 1}]\n\n"
 
 
 def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
@@ -91,7 +75,7 @@ def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int
     """Quote the passages that best answer the query, with [n] markers."""
     # Instruction-like sentences are data about the page, never something to quote as an answer.
     picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx))
-    answer = re.sub(r"\n{3,}", "\n\n", " ".join(_quoted(rank, text) for rank, text in picked)).strip()
+    answer = render(picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
 
@@ -140,36 +124,47 @@ def canned(state: State) -> dict[str, Any]:
             "messages": [AIMessage(reply)]}
 
 
+Draft = tuple[str, list[Citation], list[Chunk], int, str]
+
+
+def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: StreamedAnswer) -> Draft | dict[str, Any]:
+    """Write the answer from the model (streamed) or by quoting; return the node's update when there is none."""
+    query = state.get("retrieval_query", "")
+    if not ctx.uses_model:
+        top = _relevance(retrieved[0]) if retrieved else 0.0
+        # Chunks arrive in ranked order; quote those ranked about as high as the first one.
+        sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
+        raw, tokens = _extractive(query, sources, ctx)
+        answer, citations = cite(clean(raw, sources), sources)
+        return answer, citations, sources, tokens, EXTRACTIVE
+    try:
+        answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
+    except NotAnswerable as verdict:
+        streamed.settle("")
+        found: NotFound = {"reason": "not_answerable", "best_score": state.get("gate_score"),
+                           "threshold": state.get("threshold"), "nearest": sections(retrieved)}
+        return {"citations": [], "not_found": found, "model_used": ctx.chat_model,
+                "tokens_used": int(verdict.args[0])}
+    except AgentError as exc:
+        log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
+        streamed.settle("")  # take back sentences streamed before the failure
+        return {"error": {"code": exc.code, "message": exc.message, "node": "generate_grounded"}}
+    return answer, citations, retrieved, tokens, ctx.chat_model
+
+
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer and its citations; an answer without a valid citation falls to not-found."""
     if state.get("intent") in ("chitchat", "reset"):
         return canned(state)
     ctx = resolve_context(runtime.context)
     retrieved = state.get("retrieved", [])
-    # Chunks arrive in ranked order; quote those ranked about as high as the first one.
-    top = _relevance(retrieved[0]) if retrieved else 0.0
-    query = state.get("retrieval_query", "")
     streamed = StreamedAnswer(runtime.stream_writer)
     if before(state):  # the expiry note comes first, so what streams stays a prefix of the answer
         streamed({"answer_delta": before(state)})
-    if ctx.uses_model:
-        try:
-            answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
-        except NotAnswerable as verdict:
-            streamed.settle("")
-            found: NotFound = {"reason": "not_answerable", "best_score": state.get("gate_score"),
-                               "threshold": state.get("threshold"), "nearest": sections(retrieved)}
-            return {"citations": [], "not_found": found, "model_used": ctx.chat_model,
-                    "tokens_used": int(verdict.args[0])}
-        except AgentError as exc:
-            log.warning("chat model failed: %s (%r)", exc.message, exc.__cause__)
-            streamed.settle("")  # take back sentences streamed before the failure
-            return {"error": {"code": exc.code, "message": exc.message, "node": "generate_grounded"}}
-        sources, model_used = retrieved, ctx.chat_model
-    else:
-        sources = [c for c in retrieved if _relevance(c) >= top - SOURCE_MARGIN][:3]
-        (raw, tokens), model_used = _extractive(query, sources, ctx), EXTRACTIVE
-        answer, citations = cite(clean(raw, sources), sources)
+    draft = _draft(state, ctx, retrieved, streamed)
+    if isinstance(draft, dict):  # a failure, or the model's "the sources do not answer": no answer to check
+        return draft
+    answer, citations, sources, tokens, model_used = draft
     if not citations:
         streamed.settle("")  # the turn falls to not-found: take back what was streamed
         return {"citations": [], "model_used": model_used, "tokens_used": tokens}
