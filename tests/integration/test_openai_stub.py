@@ -208,7 +208,7 @@ def test_grounding_judge_removes_what_the_sources_do_not_say(stub: type[StubOpen
     assert out["answer"] == "Isaac Sim is a robotics simulator [1]."
     assert shown(events) == out["answer"] and any("answer_replace" in e for e in events)
     stored = agent.graph.get_state({"configurable": {"thread_id": "g1"}}).values["messages"]
-    assert stored[-1].content == out["answer"]
+    assert stored[-1].text == out["answer"]
     assert out["flagged"] is True and out["tokens_used"] == 2 * 48
     judge = stub.calls[1]
     assert judge["response_format"]["type"] == "json_schema"
