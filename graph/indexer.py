@@ -51,6 +51,11 @@ class IndexOutput(TypedDict, total=False):
     chunks: int
     warnings: list[str]
     seconds: float
+    # A site's pages: downloaded, re-embedded, and not downloaded as unchanged (sitemap lastmod, HTTP 304).
+    fetched: int
+    changed: int
+    unchanged_lastmod: int
+    unchanged_304: int
 
 
 class IndexState(IndexInput, IndexOutput):
@@ -97,6 +102,7 @@ def check_source(source: str) -> str:
 
 def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Check who asks and what for, then run the incremental ingest into the agent's collection."""
+    from tools import pagecache
     from tools.crawl import Fetcher
     from tools.embeddings import get_embeddings, resolve_name
     from tools.ingest import Settings, ingest
@@ -104,18 +110,22 @@ def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     check_admin(get_config())
     source = check_source(state["source"])
-    ctx = resolve_context(runtime.context)
+    ctx, settings = resolve_context(runtime.context), Settings(progress=False)
+    data_dir, recreate = Path(get_settings().data_dir), bool(state.get("recreate", False))
+    # A rebuild fetches every page; otherwise pages unchanged since the last run are skipped or fetched conditionally.
+    known = {} if recreate else pagecache.load(data_dir, ctx.collection,
+                                               pagecache.chunking(settings.chunk_tokens, settings.chunk_overlap))
     found = collect(source, state.get("base_url", ""), state.get("include", []), state.get("exclude", []),
-                    Fetcher(), progress=False)
+                    Fetcher(), progress=False, known=known)
     name = resolve_name(ctx.embedding_model)
-    data_dir = Path(get_settings().data_dir)
     report = ingest(found, data_dir=data_dir, collection=ctx.collection, embeddings=get_embeddings(name),
-                    embedding_model=name, recreate=bool(state.get("recreate", False)), source_root=source,
-                    settings=Settings(progress=False))
+                    embedding_model=name, recreate=recreate, source_root=source, settings=settings)
     return {"collection": ctx.collection, "added": report.added, "updated": report.updated,
             "removed": report.removed, "unchanged": report.unchanged, "failed": report.failed,
             "skipped": report.skipped, "embedded": report.embedded, "chunks": report.chunks,
-            "warnings": report.warnings, "seconds": round(report.seconds, 2)}
+            "warnings": report.warnings, "seconds": round(report.seconds, 2), "fetched": report.fetched,
+            "changed": report.changed, "unchanged_lastmod": report.unchanged_lastmod,
+            "unchanged_304": report.unchanged_304}
 
 
 def build_indexer() -> StateGraph[IndexState, Context, IndexInput, IndexOutput]:

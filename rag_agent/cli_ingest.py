@@ -37,8 +37,8 @@ def add_command(sub: Any) -> None:
     ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
-def _collect(args: argparse.Namespace) -> Any:
-    """Gather the documents of the folder or site the arguments name."""
+def _collect(args: argparse.Namespace, known: dict[str, Any]) -> Any:
+    """Gather the documents of the folder or site the arguments name (`known`: its pages as last indexed)."""
     from logic.errors import InvalidInputError
     from tools.crawl import Fetcher
     from tools.sources import collect
@@ -51,13 +51,14 @@ def _collect(args: argparse.Namespace) -> Any:
                       crawl_seconds=getattr(args, "crawl_seconds", 3600.0))
     return collect(str(args.path), args.base_url, getattr(args, "include", []), getattr(args, "exclude", []),
                    fetcher, progress=sys.stderr.isatty() and not getattr(args, "json", False),
-                   max_pages=getattr(args, "max_pages", 5000))
+                   max_pages=getattr(args, "max_pages", 5000), known=known)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Index a folder or site and print what changed; what was not indexed, and why, goes to stderr."""
     from logic.errors import InvalidInputError
     from logic.validation import printable
+    from tools import pagecache
     from tools.embeddings import get_embeddings, resolve_name
     from tools.ingest import Settings, ingest
 
@@ -65,13 +66,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     tokens, overlap = getattr(args, "chunk_tokens", 200), getattr(args, "chunk_overlap", 0)
     if not 32 <= tokens <= 2048 or not 0 <= overlap < tokens // 2:
         raise InvalidInputError("--chunk-tokens must be 32-2048 and --chunk-overlap 0 to less than half of it")
-    found = _collect(args)
+    data_dir = Path(get_settings().data_dir)
+    # --recreate rebuilds from every page, so nothing may be skipped as unchanged.
+    known = {} if args.recreate else pagecache.load(data_dir, ctx.collection, pagecache.chunking(tokens, overlap))
+    found = _collect(args, known)
     if not as_json:  # URLs and reasons come from the site: nothing in them may drive the terminal
         for where, reason in {**found.failed, **found.skipped}.items():
             print(printable(f"rag-agent: skipped {where}: {reason}"), file=sys.stderr)
         for where, problem in found.problems.items():
             print(printable(f"rag-agent: warning: {where}: {problem}"), file=sys.stderr)
-    report = ingest(found, data_dir=Path(get_settings().data_dir), collection=ctx.collection,
+    report = ingest(found, data_dir=data_dir, collection=ctx.collection,
                     embeddings=get_embeddings(name),
                     embedding_model=name, recreate=args.recreate, source_root=str(args.path),
                     settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap,
@@ -90,5 +94,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
           f"{len(report.problems)} with problems; {report.embedded} chunks embedded, "
           f"{report.chunks} chunks in {ctx.collection!r} ({name}, {report.retrieval} retrieval) "
           f"in {report.seconds:.1f}s")
+    if report.fetched or report.unchanged_lastmod or report.unchanged_304:  # a site's pages, not a folder's
+        print(pages_line(report))
     return 0
+
+
+def pages_line(report: Any) -> str:
+    """Say how many of a site's pages were downloaded, changed, and skipped as unchanged (and how)."""
+    skipped = report.unchanged_lastmod + report.unchanged_304
+    return (f"pages: {report.fetched} fetched, {report.changed} changed, {skipped} not downloaded as unchanged "
+            f"({report.unchanged_lastmod} by sitemap lastmod, {report.unchanged_304} by HTTP 304)")
 

@@ -15,7 +15,8 @@ from lxml import etree
 from tools.fetch import Fetcher, Page
 from tools.sitescope import SiteScope
 
-__all__ = ["Fetcher", "Page", "crawl", "find_sitemap", "parse_sitemap", "read_robots", "selected", "sitemap_urls"]
+__all__ = ["Fetcher", "Page", "crawl", "find_sitemap", "parse_sitemap", "read_robots", "selected",
+           "sitemap_entries", "sitemap_urls"]
 log = logging.getLogger(__name__)
 SITEMAP_MAX_BYTES = 50_000_000  # the sitemaps.org limit for one uncompressed sitemap
 SITEMAP_MAX_URLS = 50_000  # the sitemaps.org limit of entries per sitemap
@@ -47,10 +48,10 @@ def _inflate(body: bytes) -> bytes:
     return content
 
 
-def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
-    """Return (page URLs, child sitemap URLs) from a sitemap or sitemap index, gzipped or not."""
-    locs: list[str] = []
-    kind = ""
+def sitemap_entries(body: bytes) -> tuple[list[tuple[str, str]], list[str]]:
+    """Return ((page URL, lastmod or ""), child sitemap URLs) from a sitemap or sitemap index, gzipped or not."""
+    entries: list[tuple[str, str]] = []
+    kind = loc = lastmod = ""
     # No entity expansion and no network: a sitemap is untrusted input. Parsed as a stream, each
     # entry cleared once read, so memory follows the entries kept, not the document's tree.
     events = etree.iterparse(io.BytesIO(_inflate(body)), events=("start", "end"), resolve_entities=False,
@@ -61,30 +62,45 @@ def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
             kind = kind or name
             continue
         if name == "loc" and element.text:
-            locs.append(str(element.text).strip())
-            if len(locs) > SITEMAP_MAX_URLS:
+            loc = str(element.text).strip()
+        elif name == "lastmod" and element.text:
+            lastmod = str(element.text).strip()
+        elif name in ("url", "sitemap"):
+            if loc:
+                entries.append((loc, lastmod))
+            if len(entries) > SITEMAP_MAX_URLS:
                 raise SitemapTooLargeError(f"lists more than {SITEMAP_MAX_URLS} URLs")
-        if name in ("url", "sitemap"):
+            loc = lastmod = ""
             element.clear()
-    return ([], locs) if kind == "sitemapindex" else (locs, [])
+    return ([], [u for u, _ in entries]) if kind == "sitemapindex" else (entries, [])
 
 
-def sitemap_urls(fetcher: Fetcher, url: str, failures: list[tuple[str, str]], depth: int = 0) -> list[str]:
-    """Return every page URL a sitemap lists, following sitemap indexes; failures are appended, not raised."""
+def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
+    """Return (page URLs, child sitemap URLs) from a sitemap or sitemap index, gzipped or not."""
+    entries, children = sitemap_entries(body)
+    return [url for url, _ in entries], children
+
+
+def sitemap_urls(fetcher: Fetcher, url: str, failures: list[tuple[str, str]], depth: int = 0, *,
+                 lastmods: dict[str, str] | None = None) -> list[str]:
+    """Return every page URL a sitemap lists, following indexes; failures are appended, `lastmods` filled."""
     try:
         response, body = fetcher.get(url)
         response.raise_for_status()
-        pages, children = parse_sitemap(body)
+        entries, children = sitemap_entries(body)
     except (httpx.HTTPError, etree.XMLSyntaxError, OSError, ValueError) as exc:
         failures.append((url, f"sitemap unreadable: {type(exc).__name__}: {exc}"))
         return []
+    pages = [urldefrag(page)[0] for page, _ in entries]
+    if lastmods is not None:
+        lastmods.update((urldefrag(page)[0], stamp) for page, stamp in entries if stamp)
     for child in children:
         reason = fetcher.scope.refused_request(child) if fetcher.scope else ""
         if reason:
             failures.append((child, f"sitemap not followed: {reason}"))
         elif depth < 3:  # indexes nest at most once in practice; the bound stops a cycle
-            pages.extend(sitemap_urls(fetcher, child, failures, depth + 1))
-    return list(dict.fromkeys(urldefrag(p)[0] for p in pages))
+            pages.extend(sitemap_urls(fetcher, child, failures, depth + 1, lastmods=lastmods))
+    return list(dict.fromkeys(pages))
 
 
 def find_sitemap(fetcher: Fetcher, root: str) -> str | None:

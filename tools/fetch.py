@@ -20,6 +20,7 @@ GONE_STATUSES = frozenset({404, 410})
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 PAGE_MAX_BYTES = 5_000_000  # a docs page is far smaller; parsing a bigger one costs ~20x its size in memory
 LISTING_MAX_BYTES = 20_000_000  # a sitemap as sent (gzipped or not); its inflated size has its own cap
+NOT_MODIFIED = "HTTP 304"  # a conditional GET's answer: the page is as it was when indexed
 USER_AGENT = "rag-agent-ingest/0.1 (+docs indexer)"
 _deadline = threading.local()  # the page being fetched on this thread: when its time is up
 
@@ -37,10 +38,12 @@ class Page:
     """One fetched URL: its Markdown and links when it is an HTML page, else why it was not."""
 
     url: str
-    status: str  # "ok", "skipped" (not HTML, not allowed), "gone" (404/410), "failed"
+    status: str  # "ok", "unchanged" (304 or sitemap lastmod), "skipped" (not HTML, not allowed), "gone", "failed"
     markdown: str = ""
     links: list[str] = field(default_factory=list)
     detail: str = ""
+    etag: str = ""  # the response's validators, sent back in the next run's conditional GET
+    last_modified: str = ""
 
 
 def _left(timeout: float | None) -> float | None:
@@ -124,13 +127,14 @@ class Fetcher:
         left: float = _deadline.at - time.monotonic()
         return min(delay, 30.0, max(0.0, left))
 
-    def get(self, url: str, *, html_only: bool = False) -> tuple[httpx.Response, bytes]:
+    def get(self, url: str, *, html_only: bool = False,
+            headers: dict[str, str] | None = None) -> tuple[httpx.Response, bytes]:
         """GET a URL within its total time, retrying 429/5xx and connection errors; non-HTML bodies skipped."""
         if self.crawl_expired():
             raise TimeLimitError(f"the crawl time limit ({self.crawl_seconds:g} s) was reached")
         _deadline.at = min(time.monotonic() + self.page_seconds, self.crawl_deadline)
         try:
-            return self._attempts(url, html_only)
+            return self._attempts(url, html_only, headers or {})
         except httpx.TimeoutException as exc:
             if time.monotonic() >= _deadline.at:  # the total, not one slow read
                 raise TimeLimitError(f"took longer than the time limit ({self.page_seconds:g} s per page, "
@@ -139,11 +143,11 @@ class Fetcher:
         finally:
             _deadline.at = None
 
-    def _attempts(self, url: str, html_only: bool) -> tuple[httpx.Response, bytes]:
+    def _attempts(self, url: str, html_only: bool, headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
         """Try a URL up to 1 + retries times."""
         for attempt in range(self.retries + 1):
             try:
-                with self.client.stream("GET", url) as response:
+                with self.client.stream("GET", url, headers=headers) as response:
                     if response.status_code in RETRY_STATUSES and attempt < self.retries:
                         time.sleep(self._wait(attempt, response))
                         continue
@@ -157,15 +161,18 @@ class Fetcher:
                 time.sleep(self._wait(attempt, None))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def page(self, url: str) -> Page:
-        """Fetch one page and convert it; every failure becomes a Page with a reason, never an exception."""
+    def page(self, url: str, conditions: dict[str, str] | None = None) -> Page:
+        """Fetch one page (conditionally, given validators) and convert it; a failure becomes a Page, never raised."""
         try:
-            response, body = self.get(url, html_only=True)
+            response, body = self.get(url, html_only=True, headers=conditions)
         except httpx.HTTPError as exc:
             return Page(url, "failed", detail=f"{type(exc).__name__}: {exc}")
         reason = self.scope.refused_page(str(response.url)) if self.scope else ""
         if reason:  # a redirect within the host but out of the path prefix
             return Page(url, "skipped", detail=f"redirected to {response.url}: {reason}")
+        etag, modified = response.headers.get("ETag", ""), response.headers.get("Last-Modified", "")
+        if response.status_code == 304 and conditions:  # Not Modified: the chunks of last time still hold
+            return Page(url, "unchanged", detail=NOT_MODIFIED, etag=etag, last_modified=modified)
         if response.status_code in GONE_STATUSES:
             return Page(url, "gone", detail=f"HTTP {response.status_code}")
         if response.status_code != 200:
@@ -177,12 +184,13 @@ class Fetcher:
             markdown, links = html_to_markdown(body, str(response.url))
         except Exception as exc:  # a page the parser chokes on is reported, never fatal to the run
             return Page(url, "failed", detail=f"cannot parse: {type(exc).__name__}")
-        return Page(url, "ok", markdown=markdown, links=links)
+        return Page(url, "ok", markdown=markdown, links=links, etag=etag, last_modified=modified)
 
-    def pages(self, urls: list[str]) -> Iterator[Page]:
+    def pages(self, urls: list[str], conditions: dict[str, dict[str, str]] | None = None) -> Iterator[Page]:
         """Fetch pages with at most `concurrency` requests in flight, yielding them in the given order."""
+        known = conditions or {}
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            yield from pool.map(self.page, urls)
+            yield from pool.map(lambda url: self.page(url, known.get(url)), urls)
 
 
 def _read(response: httpx.Response, limit: int) -> bytes:

@@ -6,7 +6,6 @@ import hashlib
 import logging
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,9 @@ from qdrant_client import QdrantClient
 
 from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
-from logic.injection import flag_pages
 from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools.ingest_report import IngestReport, build
+from tools.pagecache import chunking, remember
 from tools.settings import get_settings
 from tools.upsert import Settings, to_document
 
@@ -28,26 +28,6 @@ WRITE_REMEDY = "free disk space or make the data folder writable, then re-run in
 LOCAL_MODE_LIMIT = 100_000
 page_url = sources.page_url  # kept importable from here for existing callers
 __all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "to_document"]
-
-
-@dataclass
-class IngestReport:
-    """What a run changed, and what it could not read."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    chunks: int = 0
-    embedded: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    problems: dict[str, str] = field(default_factory=dict)  # indexed, but not exactly as written
-    warnings: list[str] = field(default_factory=list)
-    # Pages carrying text addressed to a model (a likely prompt injection): indexed as data, never quoted.
-    flagged: dict[str, list[str]] = field(default_factory=dict)
-    seconds: float = 0.0
-    retrieval: str = ""
 
 
 def document_hash(url: str, text: str, settings: Settings) -> str:
@@ -132,7 +112,7 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     and the file; a page is recorded only once stored, so re-running after the fix completes the index.
     """
     settings, started = settings or Settings(), time.perf_counter()
-    if not found.docs:
+    if not found.docs and not found.unchanged:
         reasons = "; ".join(f"{k}: {v}" for k, v in list(found.failed.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
     try:
@@ -159,6 +139,11 @@ def _load_manifest(data_dir: Path, recreate: bool) -> tuple[dict[str, Any], str]
         return {"collections": {}}, f"{exc.message.split(';')[0]}; it was moved to {moved} and rebuilt"
 
 
+def _kept(found: sources.Collected, known: dict[str, str], present: set[str]) -> dict[str, str]:
+    """Return the pages not fetched because unchanged (source -> why) whose chunks the index really holds."""
+    return {s: why for s, why in found.unchanged.items() if s in known and s in present}
+
+
 def _ingest(found: sources.Collected, data_dir: Path, collection: str, embeddings: Embeddings,
             embedding_model: str, recreate: bool, source_root: str, settings: Settings) -> IngestReport:
     """Reconcile the index with the documents found (see `ingest`)."""
@@ -176,14 +161,11 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     hashes = {s: document_hash(url, text, settings) for s, (url, text) in found.docs.items()}
     empty = set(info.get("empty", []))  # pages with no chunks: nothing stored is expected of them
     changed = [s for s in found.docs if known.get(s) != hashes[s] or (s not in stored and s not in empty)]
+    kept = _kept(found, known, stored | empty)
     # A page that failed to fetch keeps its chunks; only a complete listing (or a 404) proves a page is gone.
-    removed = sorted(s for s in dirty
-                     if s not in found.docs and (s in found.gone or (found.complete and s not in found.failed)))
-    report = IngestReport(added=sum(s not in known for s in changed), updated=sum(s in known for s in changed),
-                          removed=sum(s in known for s in removed), unchanged=len(found.docs) - len(changed),
-                          failed=dict(found.failed), skipped=dict(found.skipped), problems=dict(found.problems),
-                          warnings=[recovered] if recovered else [],
-                          flagged=flag_pages({s: text for s, (_, text) in found.docs.items()}))
+    removed = sorted(s for s in dirty if s not in found.docs and s not in kept
+                     and (s in found.gone or (found.complete and s not in found.failed)))
+    report = build(found, known, changed, removed, kept, recovered)
     vectorstore.delete_sources(client, collection, removed)
     for source in removed:
         known.pop(source, None)
@@ -204,6 +186,8 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
         embedded_export.export_collection(client, collection, data_dir, info)  # what readers search in local mode
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
+    # After the manifest: a page's version is only ever remembered once its chunks are recorded as stored.
+    remember(data_dir, collection, chunking(settings.chunk_tokens, settings.chunk_overlap), found.seen, set(known))
     if report.chunks > LOCAL_MODE_LIMIT and not get_settings().qdrant_url:
         report.warnings.append(
             f"{report.chunks} chunks is past the {LOCAL_MODE_LIMIT:,} the embedded index was measured at; run a Qdrant "

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -13,10 +13,12 @@ from logic.errors import InvalidInputError
 from logic.validation import printable
 from tools.crawl import Fetcher, Page, crawl, find_sitemap, read_robots, selected, sitemap_urls
 from tools.localfiles import NotADocumentError, inside, listing, read_document
+from tools.pagecache import Seen
 from tools.sitescope import SiteScope
 from tools.webpage import html_to_markdown
 
 log = logging.getLogger(__name__)
+LASTMOD = "sitemap lastmod"  # why a page was not fetched: the sitemap dates it as when it was indexed
 
 
 @dataclass
@@ -29,6 +31,10 @@ class Collected:
     gone: set[str] = field(default_factory=set)  # sources the site answered 404/410 for
     problems: dict[str, str] = field(default_factory=dict)  # indexed, but not as written (encoding, front matter)
     complete: bool = True  # False when part of the listing (a sitemap) failed: then nothing is removed
+    # Pages not downloaded because they did not change (source -> "sitemap lastmod" or "HTTP 304"): kept as indexed.
+    unchanged: dict[str, str] = field(default_factory=dict)
+    seen: dict[str, Seen] = field(default_factory=dict)  # page URL -> its version, for the next run
+    fetched: int = 0  # pages downloaded in full
 
 
 def page_url(source: str, text: str, base_url: str) -> str:
@@ -98,11 +104,14 @@ def url_source(url: str, base_url: str) -> str:
 
 def from_site(url: str, base_url: str = "", include: list[str] | None = None, exclude: list[str] | None = None,
               fetcher: Fetcher | None = None, max_pages: int = 5000,
-              on_page: Callable[[Page], None] | None = None) -> Collected:
-    """Fetch a site's pages from a sitemap (index) URL, the root's sitemap, or by crawling from the root."""
-    include, exclude = include or [], exclude or []
+              on_page: Callable[[Page], None] | None = None, known: dict[str, Seen] | None = None) -> Collected:
+    """Fetch a site's pages from a sitemap (index) URL, the root's sitemap, or by crawling from the root.
+
+    `known` (page URL -> version when last indexed) lets a sitemap's pages be skipped or fetched conditionally.
+    """
+    include, exclude, known = include or [], exclude or [], known or {}
     fetcher = fetcher or Fetcher()
-    found, failures = Collected(), list[tuple[str, str]]()
+    found, failures, lastmods = Collected(), list[tuple[str, str]](), dict[str, str]()
     scope = fetcher.scope = SiteScope(url)  # every request, redirect and listed page stays on this site
     try:  # the listing and the pages share one client, so one pool bounds all requests
         read_robots(fetcher, scope)
@@ -111,7 +120,7 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
         base = base_url or (url.rsplit("/", 1)[0] + "/" if is_sitemap else url)
         if sitemap:
             urls = []
-            for listed in sitemap_urls(fetcher, sitemap, failures):
+            for listed in sitemap_urls(fetcher, sitemap, failures, lastmods=lastmods):
                 reason = scope.refused_page(listed)
                 if reason:
                     found.skipped[listed] = f"not ingested: {reason}"
@@ -119,11 +128,13 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
                     urls.append(listed)
             if len(urls) > max_pages:
                 failures.append((sitemap, f"lists {len(urls)} pages; only the first {max_pages} were read"))
-            pages = fetcher.pages(urls[:max_pages])
-        else:
+            pages = _listed(fetcher, urls[:max_pages], base, known, lastmods)
+        else:  # every page's links are needed to find the others, so a crawl fetches every page
             pages = crawl(fetcher, url, include, exclude, max_pages)
         for page in pages:
-            _collect(found, page, url_source(page.url, base))
+            source = url_source(page.url, base)
+            _collect(found, page, source)
+            _remember(found, page, source, known.get(page.url), lastmods.get(page.url, ""))
             if on_page:
                 on_page(page)
     finally:
@@ -135,9 +146,36 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
     return found
 
 
-def _collect(found: Collected, page: Page, source: str) -> None:
-    """File one fetched page under documents, failures, skips or gone pages."""
+def _listed(fetcher: Fetcher, urls: list[str], base: str, known: dict[str, Seen],
+            lastmods: dict[str, str]) -> Iterator[Page]:
+    """Yield a sitemap's pages: unchanged by lastmod without a request, the others by a (conditional) GET."""
+    # A version recorded under another name (a changed --base-url) says nothing about this page's chunks.
+    same = {u: known[u] for u in urls if u in known and known[u].source == url_source(u, base)}
+    unchanged = {u for u in urls if u in same and same[u].lastmod and same[u].lastmod == lastmods.get(u)}
+    for url in unchanged:
+        yield Page(url, "unchanged", detail=LASTMOD)
+    rest = [u for u in urls if u not in unchanged]
+    yield from fetcher.pages(rest, {u: same[u].conditions() for u in rest if u in same})
+
+
+def _remember(found: Collected, page: Page, source: str, before: Seen | None, lastmod: str) -> None:
+    """Record the page's version for the next run: new when fetched, as before when unchanged or failed."""
     if page.status == "ok":
+        found.seen[page.url] = Seen(source, lastmod, page.etag, page.last_modified)
+    elif page.status == "unchanged" and before:
+        found.seen[page.url] = replace(before, lastmod=lastmod, etag=page.etag or before.etag,
+                                       last_modified=page.last_modified or before.last_modified)
+    elif page.status == "failed" and before:  # its chunks are kept, and so is what they were built from
+        found.seen[page.url] = before
+
+
+def _collect(found: Collected, page: Page, source: str) -> None:
+    """File one fetched page under documents, unchanged pages, failures, skips or gone pages."""
+    if page.status == "unchanged":
+        found.unchanged[source] = page.detail
+        return
+    if page.status == "ok":
+        found.fetched += 1
         _add(found, source, page.markdown, "", url=page.url)
         if source in found.skipped:
             found.skipped[page.url] = found.skipped.pop(source)
@@ -153,13 +191,15 @@ def _collect(found: Collected, page: Page, source: str) -> None:
 
 
 def collect(location: str, base_url: str = "", include: list[str] | None = None, exclude: list[str] | None = None,
-            fetcher: Fetcher | None = None, progress: bool = False, max_pages: int = 5000) -> Collected:
-    """Gather the documents of a folder, file, site root or sitemap URL."""
+            fetcher: Fetcher | None = None, progress: bool = False, max_pages: int = 5000,
+            known: dict[str, Seen] | None = None) -> Collected:
+    """Gather the documents of a folder, file, site root or sitemap URL (`known`: see `from_site`)."""
     if location.startswith(("http://", "https://")):
         from tqdm import tqdm
 
         with tqdm(unit="page", desc="fetching", disable=not progress) as bar:
-            return from_site(location, base_url, include, exclude, fetcher, max_pages, on_page=lambda _: bar.update())
+            return from_site(location, base_url, include, exclude, fetcher, max_pages, on_page=lambda _: bar.update(),
+                             known=known)
     root = Path(location)
     if not root.exists():
         raise InvalidInputError(f"nothing to ingest: {root} does not exist")

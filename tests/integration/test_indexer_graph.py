@@ -10,6 +10,7 @@ import pytest
 from graph.builder import compile_graph
 from graph.indexer import NotAllowedError, graph
 from tests.tiny_corpus import CORPUS
+from tests.unit.site import Site, write_site
 
 
 @pytest.fixture()
@@ -73,3 +74,21 @@ def test_without_an_allow_list_reindexing_is_off(setup: dict[str, Any], monkeypa
     monkeypatch.delenv("RAG_AGENT_INDEX_SOURCES")
     with pytest.raises(NotAllowedError, match="re-indexing from the server is off: set RAG_AGENT_INDEX_SOURCES"):
         run_as("root", str(setup["docs"]), setup["context"])
+
+
+def test_nightly_reindex_of_a_site_skips_pages_unchanged_since_the_last_run(
+        setup: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "served"
+    root.mkdir()
+    site = Site(root, validators={"etag"})
+    try:
+        write_site(root, site.port, lastmod={"docs/module-1/intro": "2024-05-01", "docs/module-1/setup": "2024-05-01"})
+        monkeypatch.setenv("RAG_AGENT_INDEX_SOURCES", site.url)
+        first = run_as("root", f"{site.url}/sitemap.xml", setup["context"])
+        assert (first["added"], first["fetched"], first["changed"]) == (3, 3, 3)
+        second = run_as("root", f"{site.url}/sitemap.xml", setup["context"])
+        assert (second["unchanged"], second["unchanged_lastmod"], second["unchanged_304"]) == (3, 2, 1)
+        assert (second["fetched"], second["changed"], second["removed"]) == (0, 0, 0)
+        assert site.hits["/docs/module-1/intro/"] == 1 and site.not_modified == {"/docs/module-2/sensors/": 1}
+    finally:
+        site.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+import hashlib
 import threading
 from collections import Counter
 from functools import partial
@@ -60,8 +62,12 @@ def page_html(title: str, body: str) -> str:
     return CHROME_TOP.format(title=title) + body + CHROME_BOTTOM
 
 
-def write_site(root: Path, port: int, pages: dict[str, tuple[str, str]] = PAGES) -> None:
-    """Write the pages, a PDF, a sitemap index and a sitemap that also lists a broken link and the PDF."""
+def write_site(root: Path, port: int, pages: dict[str, tuple[str, str]] = PAGES,
+               lastmod: dict[str, str] | None = None) -> None:
+    """Write the pages, a PDF, a sitemap index and a sitemap that also lists a broken link and the PDF.
+
+    `lastmod` gives pages (by path) a `<lastmod>` in the sitemap.
+    """
     for path, (title, body) in pages.items():
         (root / path).mkdir(parents=True, exist_ok=True)
         (root / path / "index.html").write_text(page_html(title, body), encoding="utf-8")
@@ -69,7 +75,8 @@ def write_site(root: Path, port: int, pages: dict[str, tuple[str, str]] = PAGES)
     (root / "files" / "manual.pdf").write_bytes(b"%PDF-1.4 not a web page")
     base = f"http://127.0.0.1:{port}"
     locs = [f"{base}/{path}/" for path in pages] + [f"{base}/docs/broken/", f"{base}/files/manual.pdf"]
-    urls = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+    stamps = {f"{base}/{path}/": f"<lastmod>{stamp}</lastmod>" for path, stamp in (lastmod or {}).items()}
+    urls = "".join(f"<url><loc>{loc}</loc>{stamps.get(loc, '')}</url>" for loc in locs)
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
     (root / "sitemap-docs.xml").write_text(f'<?xml version="1.0"?><urlset {ns}>{urls}</urlset>')
     (root / "sitemap.xml").write_text(
@@ -77,10 +84,16 @@ def write_site(root: Path, port: int, pages: dict[str, tuple[str, str]] = PAGES)
 
 
 class Site:
-    """A served folder; `faults` maps a path to a list of status codes to answer before serving it."""
+    """A served folder; `faults` maps a path to a list of status codes to answer before serving it.
 
-    def __init__(self, root: Path) -> None:
+    `validators` None serves pages as http.server does (Last-Modified, If-Modified-Since honoured); a set
+    serves them with only those of "etag" and "last-modified", honouring the matching conditional request.
+    """
+
+    def __init__(self, root: Path, validators: set[str] | None = None) -> None:
         self.root, self.faults, self.hits = root, dict[str, list[int]](), Counter[str]()
+        self.validators = validators
+        self.conditional, self.not_modified = Counter[str](), Counter[str]()  # by path
         handler = partial(_Handler, self, directory=str(root))
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.port = self.server.server_address[1]
@@ -101,6 +114,8 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's hook name
         self.site.hits[self.path] += 1
+        if "If-None-Match" in self.headers or "If-Modified-Since" in self.headers:
+            self.site.conditional[self.path] += 1
         pending = self.site.faults.get(self.path)
         if pending:
             status = pending.pop(0)
@@ -110,7 +125,34 @@ class _Handler(SimpleHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        page = Path(self.translate_path(self.path)) / "index.html"
+        if self.site.validators is not None and page.is_file():
+            self._page(page.read_bytes(), email.utils.formatdate(page.stat().st_mtime, usegmt=True))
+            return
         super().do_GET()
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        if code == 304:
+            self.site.not_modified[self.path] += 1
+        super().send_response(code, message)
+
+    def _page(self, body: bytes, modified: str) -> None:
+        """Serve a page with the chosen validators, or 304 when the request's validator still matches."""
+        etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
+        wanted = self.site.validators or set()
+        headers = {"ETag": etag} if "etag" in wanted else {}
+        if "last-modified" in wanted:
+            headers["Last-Modified"] = modified
+        same = (headers.get("ETag") and self.headers.get("If-None-Match") == etag) or \
+            (headers.get("Last-Modified") and self.headers.get("If-Modified-Since") == modified)
+        self.send_response(304 if same else 200)
+        if not same:
+            headers |= {"Content-Type": "text/html; charset=utf-8", "Content-Length": str(len(body))}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not same:
+            self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output quiet
         return
