@@ -35,7 +35,7 @@ from benchmarks.mtrag_scoring import (  # noqa: E402
     token_f1,
 )
 from graph.context import Context  # noqa: E402
-from rag_agent import evaluate  # noqa: E402
+from rag_agent import evaluate, gate_curve  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
 from tools import onnx_embedder, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
@@ -107,7 +107,7 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
         })
     scored = list(finals.values())
     overall = evaluate.metrics(scored)
-    curve = evaluate.sweep(scored)
+    curve = gate_curve.sweep(scored)
     threshold = agent_threshold(agent)
     at_gate = next((p for p in curve if abs(p["threshold"] - threshold) < 1e-9), None)
     by_turn_type = aggregate(rows, "turn_type")
@@ -130,7 +130,7 @@ def run_mtragun(agent: Agent, tasks: list[dict[str, Any]], doc_to_source: dict[s
         "by_class": aggregate(rows, "class"),
         "by_turn_type": by_turn_type,
         "by_collection": aggregate(rows, "collection"),
-        "gate_only": {"threshold": threshold, "at_threshold": at_gate, "best": evaluate.best_threshold(curve)},
+        "gate_only": {"threshold": threshold, "at_threshold": at_gate, "best": gate_curve.best_threshold(curve)},
         "statuses": dict(sorted(Counter(r["status"] for r in rows).items())),
         "rows": rows,
     }

@@ -64,11 +64,11 @@ def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
 
 def run_eval(args: argparse.Namespace, ctx: Context) -> int:
     """Run labelled questions through the graph and print the figures (and the gate's best threshold)."""
-    from rag_agent import evaluate
+    from rag_agent import evaluate, gate_curve
 
     ctx, records = _records(args, ctx)
     figures = evaluate.metrics(records)
-    figures["best_threshold"] = evaluate.best_threshold(evaluate.sweep(records))
+    figures["best_threshold"] = gate_curve.best_threshold(gate_curve.sweep(records))
     if args.report:
         args.report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     if args.json:
@@ -84,27 +84,27 @@ def run_calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
     from logic import answerability
     from logic.errors import InvalidInputError
-    from rag_agent import evaluate
+    from rag_agent import gate_curve
     from tools import manifest
 
     if args.plot:
-        evaluate.check_plotting()
+        gate_curve.check_plotting()
     ctx, records = _records(args, ctx)
-    curve = evaluate.sweep(records)
-    best = evaluate.best_threshold(curve)
+    curve = gate_curve.sweep(records)
+    best = gate_curve.best_threshold(curve)
     counts = {"in_scope": sum(r["expected"] == "GROUNDED" for r in records),
               "out_of_scope": sum(r["expected"] == "NOT_FOUND" for r in records)}
     if not counts["in_scope"] or not counts["out_of_scope"]:
         raise InvalidInputError("calibration needs both in-scope and out-of-scope (expected NOT_FOUND) questions")
     if args.plot:
-        evaluate.plot_curve(curve, best, args.plot)
+        gate_curve.plot_curve(curve, best, args.plot)
     if not args.dry_run:
         manifest.store_threshold(get_settings().data_dir, ctx.collection, best["threshold"],
                                  {**best, **counts, "gate": answerability.GATE_VERSION})
     if args.json:
         _print_figures({"best": best, **counts, "stored": not args.dry_run, "curve": curve}, True)
         return EXIT_OK
-    print(evaluate.format_curve(curve, best))
+    print(gate_curve.format_curve(curve, best))
     stored = "not stored (--dry-run)" if args.dry_run else f"stored for collection {ctx.collection!r}"
     print(f"best threshold {best['threshold']} (balanced accuracy {best['balanced_accuracy']}, "
           f"{counts['in_scope']} in-scope / {counts['out_of_scope']} out-of-scope turns): {stored}")

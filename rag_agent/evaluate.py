@@ -1,9 +1,8 @@
-"""Offline evaluation: retrieval hit@k, MRR, abstention, citation validity, latency; gate calibration."""
+"""Offline evaluation: ask labelled questions, then retrieval hit@k, MRR, abstention, citations, latency, confidence."""
 
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import uuid
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from rag_agent.eval_figures import abstention_split, answers, by_class, keyword_recall, selection_figures
 from rag_agent.service import Agent
 
 # Equal-width confidence bins of the reliability table.
@@ -59,14 +59,6 @@ def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str,
         "threshold": result["threshold"], "confidence": result["confidence"],
         "grounding": result["grounding"],
     }
-
-
-def keyword_recall(answer: str, keywords: list[str]) -> float | None:
-    """Return the share of expected keywords the answer contains, case-insensitive (None without keywords)."""
-    if not keywords:
-        return None
-    lowered = answer.lower()
-    return round(sum(k.lower() in lowered for k in keywords) / len(keywords), 4)
 
 
 def selection_text(question: dict[str, Any], root: Path | None) -> str | None:
@@ -137,67 +129,6 @@ def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _share(values: list[bool]) -> float | None:
-    """Return the share of true values, rounded (None for none)."""
-    return round(sum(values) / len(values), 4) if values else None
-
-
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-
-
-def answer_defects(answer: str) -> list[str]:
-    """Name what is broken in an answer's text: a lead-in cut off with ":.", or a code fence with an empty body."""
-    prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
-    found = [":." for _ in [0] if ":." in prose]
-    found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
-    return found
-
-
-def answers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return answer keyword recall over the turns that carry keywords, and answers containing ":."."""
-    recalls = [r["keyword_recall"] for r in records if r.get("keyword_recall") is not None]
-    return {"answer_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None,
-            "count_with_keywords": len(recalls), "flagged": sum(bool(r.get("flagged")) for r in records),
-            "answers_with_colon_period": sum(":." in answer_defects(r.get("answer", "")) for r in records),
-            "answers_with_defects": sum(bool(answer_defects(r.get("answer", ""))) for r in records)}
-
-
-def abstention_split(out: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return abstention on near misses (files marked near-miss) apart from far-off questions, and per file."""
-    near = [r["status"] == "not_found" for r in out if r.get("near_miss")]
-    far = [r["status"] == "not_found" for r in out if not r.get("near_miss")]
-    sets = sorted({r.get("set", "") for r in out})
-    return {"near_miss_abstention": _share(near), "far_off_abstention": _share(far),
-            "count_near_miss": len(near), "count_far_off": len(far),
-            "abstention_by_set": {s: _share([r["status"] == "not_found" for r in out if r.get("set", "") == s])
-                                  for s in sets}}
-
-
-def selection_figures(chosen: list[dict[str, Any]]) -> dict[str, Any]:
-    """Count selection cases answered (of those to answer) and refused (of the unrelated ones)."""
-    if not chosen:
-        return {}
-    answer = [r for r in chosen if r["expected"] == "GROUNDED"]
-    refuse = [r for r in chosen if r["expected"] == "NOT_FOUND"]
-    recalls = [r["keyword_recall"] for r in answer if r.get("keyword_recall") is not None]
-    return {"selection_answered": f"{sum(r['status'] == 'grounded' for r in answer)}/{len(answer)}",
-            "selection_refused": f"{sum(r['status'] == 'not_found' for r in refuse)}/{len(refuse)}",
-            "selection_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None}
-
-
-def by_class(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per answerability class (MTRAG-UN labels), the share answered and the share abstained."""
-    classes = sorted({r["class"] for r in records if r.get("class")})
-    if not classes:
-        return {}
-    table = {}
-    for name in classes:
-        rows = [r for r in records if r.get("class") == name]
-        table[name] = {"n": len(rows), "answered": _share([r["status"] == "grounded" for r in rows]),
-                       "abstained": _share([r["status"] == "not_found" for r in rows])}
-    return {"by_class": table}
-
-
 def is_correct(record: dict[str, Any]) -> bool:
     """Tell whether the section the turn rests on answers it: in scope, and cited (or best, if refused) is gold."""
     if record["expected"] != "GROUNDED":
@@ -236,76 +167,3 @@ def format_reliability(table: list[dict[str, Any]]) -> str:
     lines += [f"{row['bin']:>10}  {row['count']:5d}  {row['mean_confidence']:15.3f}  {row['share_correct']:13.3f}"
               for row in table]
     return "\n".join(lines)
-
-
-def sweep(records: list[dict[str, Any]], step: float = 0.01) -> list[dict[str, float]]:
-    """Return balanced accuracy of the score gate at each threshold, from the recorded gate scores."""
-    inscope = [_gate(r) for r in records if r["expected"] == "GROUNDED" and not r.get("selection")]
-    out = [_gate(r) for r in records if r["expected"] == "NOT_FOUND" and not r.get("selection")]
-    curve = []
-    for i in range(int(1 / step) + 1):
-        t = round(i * step, 4)
-        tpr = sum(s >= t for s in inscope) / max(len(inscope), 1)
-        tnr = sum(s < t for s in out) / max(len(out), 1)
-        curve.append({"threshold": t, "answer_rate_in_scope": round(tpr, 4),
-                      "abstention_out_of_scope": round(tnr, 4), "balanced_accuracy": round((tpr + tnr) / 2, 4)})
-    return curve
-
-
-def _gate(record: dict[str, Any]) -> float:
-    """Return the figure the gate compares with its threshold (the top score on records made before it existed)."""
-    value = record.get("gate_score")
-    return (record.get("top_score") if value is None else value) or 0.0
-
-
-def best_threshold(curve: list[dict[str, float]]) -> dict[str, float]:
-    """Pick the threshold with the best balanced accuracy; ties go to the middle of the plateau."""
-    top = max(p["balanced_accuracy"] for p in curve)
-    plateau = [p for p in curve if p["balanced_accuracy"] == top]
-    return plateau[len(plateau) // 2]
-
-
-def format_curve(curve: list[dict[str, float]], best: dict[str, float], every: float = 0.05) -> str:
-    """Render the sweep as a table at round thresholds, plus the chosen one."""
-    rows = [p for p in curve if round(p["threshold"] / every, 6).is_integer() or p is best]
-    lines = ["threshold  answered(in)  abstained(out)  balanced"]
-    for p in rows:
-        mark = "  <- best" if p is best else ""
-        lines.append(f"{p['threshold']:9.2f}  {p['answer_rate_in_scope']:12.3f}  "
-                     f"{p['abstention_out_of_scope']:14.3f}  {p['balanced_accuracy']:8.3f}{mark}")
-    return "\n".join(lines)
-
-
-def check_plotting() -> None:
-    """Fail before any work when --plot is asked for but the optional plotting extra is missing."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        from logic.errors import InvalidInputError
-
-        raise InvalidInputError("--plot needs matplotlib, which is optional: install it with "
-                                "`pip install 'rag-agent[plot]'`, or leave out --plot")
-
-
-def plot_curve(curve: list[dict[str, float]], best: dict[str, float], path: Path) -> None:
-    """Save the sweep as a PNG: answer rate, abstention and balanced accuracy against the threshold."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display here, and none needed for a file
-    import matplotlib.pyplot as plt
-
-    x = [p["threshold"] for p in curve]
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    ax.plot(x, [p["answer_rate_in_scope"] for p in curve], label="in-scope answered")
-    ax.plot(x, [p["abstention_out_of_scope"] for p in curve], label="out-of-scope abstained")
-    ax.plot(x, [p["balanced_accuracy"] for p in curve], label="balanced accuracy", linewidth=2)
-    ax.axvline(best["threshold"], color="grey", linestyle="--", label=f"chosen {best['threshold']:.2f}")
-    ax.set_xlabel("gate threshold (confidence)")
-    ax.set_ylabel("share")
-    ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower left")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent import evaluate
+from rag_agent import eval_figures
 from tests.integration.conftest import SHARED, run_cli
 
 # Goals of the evaluation issue, on 30 + 14 in-scope turns and 20 + 1 + 224 out-of-scope ones.
@@ -99,5 +99,5 @@ def test_confidence_is_calibrated(evaluation: tuple[dict, list[dict]]) -> None:
 
 
 def test_no_answer_cuts_a_lead_in_or_strips_a_code_block(evaluation: tuple[dict, list[dict]]) -> None:
-    defects = {line["id"]: evaluate.answer_defects(line["answer"]) for line in evaluation[1]}
+    defects = {line["id"]: eval_figures.answer_defects(line["answer"]) for line in evaluation[1]}
     assert {k: v for k, v in defects.items() if v} == {}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent import evaluate
+from rag_agent import eval_figures, evaluate, gate_curve
 from rag_agent.cli import main
 
 
@@ -39,7 +39,7 @@ def test_metrics_match_hand_computed_values() -> None:
 def test_sweep_picks_a_threshold_between_separable_scores() -> None:
     records = [record("GROUNDED", "grounded", ["a.md"], ["a.md"], top=t) for t in (0.7, 0.8)]
     records += [record("NOT_FOUND", "not_found", ["a.md"], [], top=t) for t in (0.2, 0.3)]
-    best = evaluate.best_threshold(evaluate.sweep(records))
+    best = gate_curve.best_threshold(gate_curve.sweep(records))
     assert 0.3 < best["threshold"] <= 0.7
     assert best["balanced_accuracy"] == 1.0
 
@@ -115,10 +115,10 @@ def test_calibrate_needs_both_kinds_of_question(tmp_path: Path, monkeypatch: pyt
 
 
 def test_format_curve_marks_the_choice() -> None:
-    curve = evaluate.sweep([record("GROUNDED", "grounded", ["a.md"], ["a.md"], top=0.8),
+    curve = gate_curve.sweep([record("GROUNDED", "grounded", ["a.md"], ["a.md"], top=0.8),
                             record("NOT_FOUND", "not_found", ["a.md"], [], top=0.2)])
-    best = evaluate.best_threshold(curve)
-    table = evaluate.format_curve(curve, best)
+    best = gate_curve.best_threshold(curve)
+    table = gate_curve.format_curve(curve, best)
     assert "<- best" in table and table.splitlines()[0].startswith("threshold")
 
 
@@ -163,9 +163,9 @@ def test_reliability_table_is_printed_one_bin_a_line() -> None:
 
 
 def test_keyword_recall_near_miss_selection_and_class_figures() -> None:
-    assert evaluate.keyword_recall("Use `ros2 run` then colcon BUILD.", ["ros2 run", "colcon build", "rviz"]) == \
+    assert eval_figures.keyword_recall("Use `ros2 run` then colcon BUILD.", ["ros2 run", "colcon build", "rviz"]) == \
         pytest.approx(2 / 3, abs=1e-4)
-    assert evaluate.keyword_recall("anything", []) is None
+    assert eval_figures.keyword_recall("anything", []) is None
     near = {**record("NOT_FOUND", "not_found", ["b.md"], []), "near_miss": True, "set": "nearmiss"}
     near_answered = {**record("NOT_FOUND", "grounded", ["b.md"], []), "near_miss": True, "set": "nearmiss"}
     far = {**record("NOT_FOUND", "not_found", ["b.md"], []), "set": "ood"}
@@ -182,7 +182,7 @@ def test_keyword_recall_near_miss_selection_and_class_figures() -> None:
 
 
 def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
-    assert evaluate.answer_defects("Common joint types include:. [1]") == [":."]
-    assert evaluate.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
-    assert evaluate.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
-    assert evaluate.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []
+    assert eval_figures.answer_defects("Common joint types include:. [1]") == [":."]
+    assert eval_figures.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
+    assert eval_figures.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
+    assert eval_figures.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []
