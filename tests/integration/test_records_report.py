@@ -150,8 +150,8 @@ def test_report_over_200_turns(textbook_dir: Path, checkpointer: str, tmp_path: 
         assert group["nearest_sections"] and group["count"] == len(members)
         if name in PURE:  # nothing else asked in the 200 turns is about prices, Zenoh or Foxglove
             assert set(members) == {name}, group["examples"]
-        else:  # PX4 shares its group with "control Dynamixel servos from a ROS 2 node": hardware from ROS 2
-            assert members.count(name) > len(members) / 2, group["examples"]
+        else:  # PX4 shares its group with other refused "…from a ROS 2 node" asks (Dynamixel servos, ros1_bridge)
+            assert set(members) - {None} == {name} and members.count(name) >= len(members) / 2, group["examples"]
 
     stored = stored_text(checkpointer) + result.stdout + html.read_text()
     assert not [s for s in SECRETS if s in stored]
