@@ -37,13 +37,14 @@ _KIND_WORDS = {"table": {"table", "compare", "comparison"}, "code": {"code", "sn
 Similarity = Callable[[str, list[str]], list[float]]
 
 
-def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
-                   similarity: Similarity | None = None) -> list[tuple[int, str]]:
+def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, similarity: Similarity | None = None,
+                   headings: list[str] | None = None) -> list[tuple[int, str]]:
     """Return (chunk position, quoted text) pairs that answer `query`, in reading order.
 
     A list, table or code block is quoted whole with the sentence that introduces it; prose is quoted
     by sentence. `similarity(query, texts)` (the embedder's cosine) ranks the candidates by meaning; word
     overlap with the question, the chunk's rank and a "how do I" question's preference for steps add to it.
+    `headings` (one per chunk) name each chunk's section.
     """
     # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone.
     found = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
@@ -52,6 +53,11 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3,
     if not candidates:
         return []
     query_terms = set(terms(query))
+    # A passage sharing none of the question's words answers it only by the embedder's say-so, which fails
+    # on a name the embedder never learned ("What is AMCL?"): such passages give way when others name it.
+    # A section's heading counts: "AMCL" may be named only there, above a code block.
+    named = [set(terms(heading)) for heading in headings or [""] * len(chunks)]
+    candidates = [(i, u) for i, u in candidates if query_terms & (set(terms(u.text)) | named[i])] or candidates
     document_freq = Counter(t for _, u in candidates for t in set(terms(u.text)))
     n = len(candidates)
     meaning = similarity(query, [u.text[:1000] for _, u in candidates]) if similarity else []

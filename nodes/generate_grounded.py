@@ -74,7 +74,8 @@ def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
 def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int]:
     """Quote the passages that best answer the query, with [n] markers."""
     # Instruction-like sentences are data about the page, never something to quote as an answer.
-    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx))
+    picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx),
+                            headings=[" ".join(c["heading_hierarchy"]) for c in chunks])
     answer = render(picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens

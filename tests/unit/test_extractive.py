@@ -149,3 +149,15 @@ def test_the_runner_up_is_quoted_too_when_the_embedders_favourite_misses_the_ans
 def test_a_definition_cut_from_its_list_is_still_quoted_when_it_is_all_there_is() -> None:
     chunk = "Domain randomization is a technique that randomizes simulation parameters to make policies robust:"
     assert extract_answer("What is domain randomization?", [chunk]) == [(0, chunk)]
+
+
+def test_a_name_found_only_in_a_sections_heading_wins_over_prose_that_never_names_it() -> None:
+    config = "```yaml\namcl:\n  ros__parameters:\n    max_particles: 2000\n```"
+    unrelated = "Reinforcement learning lets robots learn behaviours from experience."
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "Reinforcement" in t else 0.1 for t in texts]  # the embedder never learned "AMCL"
+
+    picked = extract_answer("What is Nav2's localizer?", [unrelated, config], similarity=similarity,
+                            headings=["Reinforcement Learning", "Nav2 Localizer Configuration"])
+    assert [rank for rank, _ in picked] == [1]
