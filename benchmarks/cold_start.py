@@ -10,8 +10,8 @@ process: imports, loading the embedder, opening the index, one turn); then, in t
 warm turns (an Agent that has answered once already; embedded Qdrant admits one process per index,
 so these cannot interleave with the cold runs). Prints the medians and the ratio
 cold / (warm turn + interpreter start) (goal <= 3), the cold wall time (goal <= 2.5 s on a quiet
-machine), and the modules of torch / transformers / psycopg / matplotlib the cold ask imported
-(goal: none).
+machine), and the modules of qdrant_client / torch / transformers / psycopg / matplotlib the cold
+ask imported (goal: none; Qdrant is only for ingest and QDRANT_URL).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXTBOOK = ROOT.parent / "shared" / "eval" / "textbook" / "corpus"
 QUESTIONS = ["What is Isaac Sim?", "Which QoS policy decides whether late-joining subscribers receive old messages?",
              "How do I declare and read parameters in an rclpy node?"]
-HEAVY = ("torch", "transformers", "sentence_transformers", "psycopg", "matplotlib", "scipy", "sympy")
+HEAVY = ("qdrant_client", "langchain_qdrant", "grpc", "torch", "transformers", "sentence_transformers", "psycopg",
+         "matplotlib", "scipy", "sympy")
 RAG_AGENT = str(Path(sys.executable).with_name("rag-agent"))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from logic.errors import InvalidInputError
 
@@ -26,6 +27,14 @@ _KEYS: dict[str, tuple[Callable[[str], str], bool]] = {
 }
 # A section is a heading: it admits the chunks under it, subsections included.
 KEYS = (*_KEYS, "section")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a search may look: these sources and, when given, only chunks under one of these headings."""
+
+    sources: tuple[str, ...]
+    headings: tuple[str, ...] = ()
 
 
 def _listing(values: Iterable[str], limit: int = 20) -> str:

@@ -7,13 +7,13 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
-from qdrant_client import models
 
 from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
 from graph.state import State
 from logic import lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
+from logic.filters import Scope
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
@@ -67,11 +67,11 @@ def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
 
 
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
-            query_filter: models.Filter | None) -> tuple[list[Chunk], float | None]:
-    """Search the collection (within `query_filter`, when given) and re-rank the candidates."""
+            scope: Scope | None) -> tuple[list[Chunk], float | None]:
+    """Search the collection (within `scope`, when given) and re-rank the candidates."""
     remaining(ctx)  # out of time: no further call
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
-                       mode=mode, text=query, query_filter=query_filter)
+                       mode=mode, text=query, scope=scope)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
 
 
@@ -88,7 +88,7 @@ def about_selection(query: str, hits: list[Chunk], lexicon: lexical.Lexicon, top
             "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}
 
 
-def _fresh(ctx: Context, name: str, query: str, selection: str, scope: models.Filter | None,
+def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
            threshold: float, mode: str) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
     embeddings = get_embeddings(name)

@@ -25,7 +25,7 @@ def load(context: Context, announce: Callable[[], None] | None = None) -> None:
     Failures are left for the turn itself to report, with its error code: loading here only moves the
     time spent out of the turn's deadline (a first turn on a busy machine used to end in TURN_TIMEOUT).
     """
-    from tools import manifest, vectorstore
+    from tools import manifest, search, vectorstore
     from tools.embeddings import get_embeddings, resolve_name
 
     timer = threading.Timer(ANNOUNCE_AFTER, announce) if announce else None
@@ -35,8 +35,11 @@ def load(context: Context, announce: Callable[[], None] | None = None) -> None:
     try:
         get_embeddings(resolve_name(context.embedding_model))
         data_dir = get_settings().data_dir
-        if manifest.load(data_dir)["collections"].get(context.collection):
+        info = manifest.load(data_dir)["collections"].get(context.collection)
+        if info and get_settings().qdrant_url:
             vectorstore.open_client(data_dir)
+        elif info:  # a turn reads the embedded snapshot (exported here, once, for an old index), never Qdrant
+            search.snapshot(data_dir, context.collection, manifest.retrieval_mode(info))
     except Exception:  # the turn reports it (EMBEDDING_UNAVAILABLE, STORAGE_ERROR…) with its code
         pass
     finally:

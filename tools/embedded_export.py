@@ -7,14 +7,16 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from qdrant_client import QdrantClient
 
 from tools import sparse
 from tools.embedded_index import CURRENT, root
 from tools.vectorstore import SPARSE_VECTOR
+
+if TYPE_CHECKING:  # the caller brings the client; importing qdrant_client here would slow every cold turn
+    from qdrant_client import QdrantClient
 
 _BATCH = 2000
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 from langchain_core.documents import Document
-from qdrant_client import models
-from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
+
+from logic.fusion import reciprocal_rank_fusion
 
 FOLDER = "embedded"
 CURRENT = "CURRENT"
@@ -143,11 +143,6 @@ def _top(scores: np.ndarray[Any, Any], k: int, admitted: np.ndarray[Any, Any] | 
     return rows
 
 
-def _points(rows: list[int], scores: np.ndarray[Any, Any]) -> list[models.ScoredPoint]:
-    """Wrap ranked rows as Qdrant points, so Qdrant's own RRF fuses them."""
-    return [models.ScoredPoint(id=r, version=0, score=float(scores[r])) for r in rows]
-
-
 def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int] | None = None,
            sources: list[str] | None = None, headings: list[str] | None = None) -> list[tuple[Document, float]]:
     """Return k chunks with their cosine scores; with query terms, candidates come from RRF of cosine and BM25."""
@@ -161,7 +156,8 @@ def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int
     if query_terms and snap.hybrid:
         keyword = snap.keyword_scores(query_terms)
         matched = keyword > 0 if admitted is None else (keyword > 0) & admitted
-        fused = reciprocal_rank_fusion([_points(rows, cosine), _points(_top(keyword, k, matched), keyword)], k)
+        # Qdrant's RRF, reimplemented: importing qdrant_client for it would cost most of a cold start.
+        fused = reciprocal_rank_fusion([rows, _top(keyword, k, matched)], k)
         # As on a server: the fused candidates are returned best cosine first, with their cosine.
-        rows = sorted((int(p.id) for p in fused), key=lambda r: -float(cosine[r]))
+        rows = sorted(fused, key=lambda r: -float(cosine[r]))
     return [(snap.document(r), float(cosine[r])) for r in rows]

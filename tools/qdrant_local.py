@@ -8,15 +8,19 @@ import pickle
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-
-from qdrant_client import QdrantClient
+from typing import TYPE_CHECKING
 
 from logic.errors import StorageError
 from tools.settings import get_settings
 
+if TYPE_CHECKING:  # imported by connect(): a turn on the embedded index never opens Qdrant
+    from qdrant_client import QdrantClient
+
 
 def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:
     """Create a client, turning a held lock, an unwritable folder or a corrupt file into a clear error."""
+    from qdrant_client import QdrantClient
+
     if url:
         return QdrantClient(url=url, api_key=get_settings().qdrant_api_key.get_secret_value() or None, timeout=10)
     try:

@@ -7,30 +7,13 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from qdrant_client import models
 
 from logic.errors import AgentError, IndexMissingError, RetrievalError
+from logic.filters import Scope
 from tools import embedded_export, embedded_index, manifest, sparse, vectorstore
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
-
-
-def filter_values(query_filter: models.Filter | None) -> tuple[list[str] | None, list[str] | None]:
-    """Read the sources and headings out of a filter built by tools.filters.to_qdrant."""
-    sources: list[str] | None = None
-    headings: list[str] | None = None
-    for condition in (query_filter.must if query_filter is not None else None) or []:
-        match = getattr(condition, "match", None)
-        values = [str(v) for v in getattr(match, "any", None) or []]
-        key = getattr(condition, "key", "")
-        if key == "metadata.source":
-            sources = values
-        elif key == "metadata.heading_hierarchy":
-            headings = values
-        else:  # only filters.to_qdrant builds filters; anything else is a programming error
-            raise RetrievalError(f"the embedded index cannot filter on {key or type(condition).__name__}")
-    return sources, headings
 
 
 def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index.Snapshot:
@@ -55,18 +38,20 @@ def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index
 
 def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,
          mode: str = vectorstore.DENSE, text: str = "",
-         query_filter: models.Filter | None = None) -> list[tuple[Document, float]]:
-    """Return k chunks for an already-embedded query, with cosine scores; hybrid mode also matches `text` by BM25."""
+         scope: Scope | None = None) -> list[tuple[Document, float]]:
+    """Return k chunks for an already-embedded query, with cosine scores, within `scope` (None: everywhere).
+
+    Hybrid mode also matches `text` by BM25.
+    """
     if get_settings().qdrant_url:  # server-side hybrid search: the scale-out path
         return vectorstore.search(vectorstore.open_client(data_dir), collection, embeddings, vector, k, mode=mode,
-                                  text=text, query_filter=query_filter)
+                                  text=text, scope=scope)
     try:
         snap = snapshot(data_dir, collection, mode)
-        sources, headings = filter_values(query_filter)
-        terms = None
-        if mode == vectorstore.HYBRID and text:
-            terms = [int(i) for i in sparse.encoder().embed_query(text).indices]
-        return embedded_index.search(snap, vector, k, query_terms=terms, sources=sources, headings=headings)
+        terms = sparse.query_terms(text) if mode == vectorstore.HYBRID and text else None
+        return embedded_index.search(snap, vector, k, query_terms=terms,
+                                     sources=list(scope.sources) if scope else None,
+                                     headings=list(scope.headings) if scope else None)
     except AgentError:
         raise
     except Exception as exc:  # a damaged or half-copied snapshot is a retrieval outage to the user

@@ -7,16 +7,23 @@ import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseEmbeddings, SparseVector
-from qdrant_client import QdrantClient, models
 
 from logic.errors import RetrievalError
+from logic.filters import Scope
 from tools import sparse as bm25
+from tools.filters import to_qdrant
 from tools.qdrant_local import connect as _connect
 from tools.settings import get_settings
+
+# qdrant_client and langchain_qdrant (which imports it) cost most of a cold start, and a turn on the
+# embedded index never needs them: each function that talks to Qdrant imports them itself.
+if TYPE_CHECKING:
+    from langchain_qdrant import QdrantVectorStore, SparseEmbeddings, SparseVector
+    from qdrant_client import QdrantClient, models
 
 DENSE, HYBRID = "dense", "hybrid"
 MODES = (DENSE, HYBRID)
@@ -66,6 +73,8 @@ def close_clients() -> None:
 
 def ensure_collection(client: QdrantClient, name: str, dimension: int, *, mode: str = DENSE) -> None:
     """Create the collection with cosine distance (plus BM25 sparse vectors in hybrid mode) if it does not exist."""
+    from qdrant_client import models
+
     if not client.collection_exists(name):
         # IDF is left to Qdrant so it follows the collection as pages are added and removed.
         sparse = {SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)} if mode == HYBRID else None
@@ -94,6 +103,8 @@ def fast_local_writes(client: QdrantClient, collection: str) -> None:
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True,
           sparse: SparseEmbeddings | None = None) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store; with a sparse encoder it writes both vectors."""
+    from langchain_qdrant import QdrantVectorStore, RetrievalMode
+
     # Validation embeds a probe text and reads the collection's config: worth it once per ingest,
     # not on every query (the manifest has already checked the embedder and dimension).
     mode = RetrievalMode.HYBRID if sparse else RetrievalMode.DENSE
@@ -105,6 +116,8 @@ def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, vali
 
 def delete_sources(client: QdrantClient, collection: str, sources: list[str]) -> None:
     """Delete every chunk of the given documents."""
+    from qdrant_client import models
+
     if not sources:
         return
     selector = models.FilterSelector(
@@ -117,6 +130,8 @@ def delete_sources(client: QdrantClient, collection: str, sources: list[str]) ->
 
 def delete_stale(client: QdrantClient, collection: str, sources: list[str], keep: set[str]) -> None:
     """Delete the chunks of the given documents whose ids are not in `keep` (their previous version)."""
+    from qdrant_client import models
+
     if not sources:
         return
     condition = models.FieldCondition(key="metadata.source", match=models.MatchAny(any=sources))
@@ -134,6 +149,8 @@ def delete_stale(client: QdrantClient, collection: str, sources: list[str], keep
 
 def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[str]) -> None:
     """Index payload fields used in filters, so a server keeps deletes and filtered search fast at scale."""
+    from qdrant_client import models
+
     existing = client.get_collection(collection).payload_schema or {}
     for name in fields:
         if name not in existing:
@@ -142,12 +159,13 @@ def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[s
 
 def search(
     client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,
-    mode: str = DENSE, text: str = "", query_filter: models.Filter | None = None,
+    mode: str = DENSE, text: str = "", scope: Scope | None = None,
 ) -> list[tuple[Document, float]]:
-    """Return k chunks for an already-embedded query, with cosine scores, within `query_filter`.
+    """Return k chunks for an already-embedded query, with cosine scores, within `scope` (None: everywhere).
 
     Hybrid mode also matches `text`'s terms by keyword.
     """
+    query_filter = to_qdrant(scope)
     try:
         keywords = bm25.encoder().embed_query(text) if mode == HYBRID else None
         if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
@@ -163,6 +181,8 @@ def _hybrid(
     query_filter: models.Filter | None = None,
 ) -> list[tuple[Document, float]]:
     """Pick k candidates by RRF of dense and BM25 neighbours, then score them by their dense cosine."""
+    from qdrant_client import models
+
     # Not QdrantVectorStore's HYBRID search: it re-embeds the query (retrieve already did) and returns
     # the RRF score, a rank-based number the gate cannot be calibrated on. The outer dense query
     # re-scores the fused candidates in the same request, so each comes back with its cosine.

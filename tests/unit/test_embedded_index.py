@@ -10,10 +10,10 @@ import pytest
 
 from graph.context import Context
 from logic.errors import RetrievalError
+from logic.filters import Scope
 from rag_agent.service import Agent
 from tools import embedded_export, embedded_index, search, vectorstore
 from tools.embeddings import HashEmbeddings
-from tools.filters import to_qdrant
 from tools.ingest import ingest_folder
 
 
@@ -34,10 +34,24 @@ def test_filters_keep_search_within_the_named_pages(data_dir: str) -> None:
     everywhere = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text="What is Isaac Sim?")
     assert {d.metadata["source"] for d, _ in everywhere} > {"baking.md"}
     only = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text="What is Isaac Sim?",
-                       query_filter=to_qdrant(["baking.md"]))
+                       scope=Scope(("baking.md",)))
     assert only and {d.metadata["source"] for d, _ in only} == {"baking.md"}
     scores = [s for _, s in everywhere]
     assert scores == sorted(scores, reverse=True)  # fused candidates come back best cosine first
+
+
+@pytest.mark.parametrize("where", [Scope(("baking.md",)), Scope(("isaac-sim.md",), ("Synthetic data",))])
+def test_a_scope_admits_the_same_chunks_from_the_snapshot_and_from_qdrant(data_dir: str, where: Scope) -> None:
+    embeddings = HashEmbeddings(256)
+    question = "How is synthetic data made, and how long is bread baked?"
+    vector = embeddings.embed_query(question)
+    embedded = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text=question, scope=where)
+    qdrant = vectorstore.search(vectorstore.open_client(data_dir), "docs", embeddings, vector, 10, mode="hybrid",
+                                text=question, scope=where)
+    assert {d.metadata["chunk_id"] for d, _ in embedded} == {d.metadata["chunk_id"] for d, _ in qdrant}
+    assert embedded and {d.metadata["source"] for d, _ in embedded} == set(where.sources)
+    for document, _ in embedded if where.headings else []:
+        assert set(where.headings) & set(document.metadata["heading_hierarchy"])
 
 
 def test_a_damaged_snapshot_is_a_retrieval_error_naming_the_fix(data_dir: str) -> None:

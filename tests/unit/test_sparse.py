@@ -52,3 +52,9 @@ def test_encoding_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_average_length_counts_stemmed_content_terms() -> None:
     assert sparse.average_length(["the robot arm", "a gripper"]) == 1.5
     assert sparse.average_length([]) == 1.0
+
+
+@pytest.mark.parametrize("question", ["How is calibration of sensors done?", "what is the", "Isaac Sim's robots"])
+def test_query_terms_are_the_encoders_query_terms(question: str) -> None:
+    # A turn on the embedded index encodes its question without langchain_qdrant (and so qdrant_client).
+    assert sparse.query_terms(question) == [int(i) for i in sparse.encoder().embed_query(question).indices]
