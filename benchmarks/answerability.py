@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from logic import answerability, ranking  # noqa: E402
 from logic.confidence import fit  # noqa: E402
 from nodes.retrieve import to_chunk  # noqa: E402
-from tools import lexicon_store, manifest, vectorstore  # noqa: E402
+from tools import lexicon_store, manifest, qdrant_search, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 
@@ -99,7 +99,7 @@ def _retrieve(data_dir: Path, rows: list[dict[str, Any]], model: str, collection
     info = manifest.collection_info(str(data_dir), collection, model)
     for row in rows:
         vector = embeddings.embed_query(row["question"])
-        hits = vectorstore.search(client, collection, embeddings, vector, ranking.candidates_for(TOP_K),
+        hits = qdrant_search.search(client, collection, embeddings, vector, ranking.candidates_for(TOP_K),
                                   mode=manifest.retrieval_mode(info), text=row["question"])
         row["chunks"] = ranking.order(row["question"], [to_chunk(d.metadata, s) for d, s in hits], lexicon, TOP_K)
     client.close()

@@ -10,7 +10,7 @@ from langchain_core.embeddings import Embeddings
 
 from logic.errors import AgentError, IndexMissingError, RetrievalError
 from logic.filters import Scope
-from tools import embedded_export, embedded_index, manifest, sparse, vectorstore
+from tools import embedded_export, embedded_index, manifest, qdrant_search, sparse, vectorstore
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: 
     Hybrid mode also matches `text` by BM25.
     """
     if get_settings().qdrant_url:  # server-side hybrid search: the scale-out path
-        return vectorstore.search(vectorstore.open_client(data_dir), collection, embeddings, vector, k, mode=mode,
+        return qdrant_search.search(vectorstore.open_client(data_dir), collection, embeddings, vector, k, mode=mode,
                                   text=text, scope=scope)
     try:
         snap = snapshot(data_dir, collection, mode)

@@ -9,20 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from logic.errors import RetrievalError
-from logic.filters import Scope
-from tools import sparse as bm25
-from tools.filters import to_qdrant
 from tools.qdrant_local import connect as _connect
 from tools.settings import get_settings
 
 # qdrant_client and langchain_qdrant (which imports it) cost most of a cold start, and a turn on the
 # embedded index never needs them: each function that talks to Qdrant imports them itself.
 if TYPE_CHECKING:
-    from langchain_qdrant import QdrantVectorStore, SparseEmbeddings, SparseVector
+    from langchain_qdrant import QdrantVectorStore, SparseEmbeddings
     from qdrant_client import QdrantClient, models
 
 DENSE, HYBRID = "dense", "hybrid"
@@ -155,55 +150,6 @@ def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[s
     for name in fields:
         if name not in existing:
             client.create_payload_index(collection, name, field_schema=models.PayloadSchemaType.KEYWORD, wait=True)
-
-
-def search(
-    client: QdrantClient, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,
-    mode: str = DENSE, text: str = "", scope: Scope | None = None,
-) -> list[tuple[Document, float]]:
-    """Return k chunks for an already-embedded query, with cosine scores, within `scope` (None: everywhere).
-
-    Hybrid mode also matches `text`'s terms by keyword.
-    """
-    query_filter = to_qdrant(scope)
-    try:
-        keywords = bm25.encoder().embed_query(text) if mode == HYBRID else None
-        if keywords and keywords.indices:  # a question of stopwords only has nothing to match by keyword
-            return _hybrid(client, collection, vector, keywords, k, query_filter)
-        vstore = store(client, collection, embeddings, validate=False)
-        return vstore.similarity_search_with_score_by_vector(vector, k=k, filter=query_filter)
-    except Exception as exc:  # any client or transport failure is a retrieval outage to the user
-        raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
-
-
-def _hybrid(
-    client: QdrantClient, collection: str, vector: list[float], keywords: SparseVector, k: int,
-    query_filter: models.Filter | None = None,
-) -> list[tuple[Document, float]]:
-    """Pick k candidates by RRF of dense and BM25 neighbours, then score them by their dense cosine."""
-    from qdrant_client import models
-
-    # Not QdrantVectorStore's HYBRID search: it re-embeds the query (retrieve already did) and returns
-    # the RRF score, a rank-based number the gate cannot be calibrated on. The outer dense query
-    # re-scores the fused candidates in the same request, so each comes back with its cosine.
-    fused = models.Prefetch(
-        prefetch=[
-            models.Prefetch(query=vector, using=DENSE_VECTOR, limit=k, filter=query_filter),
-            models.Prefetch(query=models.SparseVector(indices=keywords.indices, values=keywords.values),
-                            using=SPARSE_VECTOR, limit=k, filter=query_filter),
-        ],
-        query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k,
-    )
-    points = client.query_points(collection, prefetch=fused, query=vector, using=DENSE_VECTOR, limit=k,
-                                 query_filter=query_filter, with_payload=True, with_vectors=False).points
-    return [(_document(p), p.score) for p in points]
-
-
-def _document(point: models.ScoredPoint) -> Document:
-    """Turn a returned point into the Document the LangChain store would have built."""
-    payload = point.payload or {}
-    metadata = {**(payload.get("metadata") or {}), "_id": point.id}
-    return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
 
 
 def stored_sources(client: QdrantClient, collection: str, batch: int = 1000) -> set[str]:

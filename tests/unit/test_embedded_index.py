@@ -12,7 +12,7 @@ from graph.context import Context
 from logic.errors import RetrievalError
 from logic.filters import Scope
 from rag_agent.service import Agent
-from tools import embedded_export, embedded_index, search, vectorstore
+from tools import embedded_export, embedded_index, qdrant_search, search, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
@@ -46,7 +46,7 @@ def test_a_scope_admits_the_same_chunks_from_the_snapshot_and_from_qdrant(data_d
     question = "How is synthetic data made, and how long is bread baked?"
     vector = embeddings.embed_query(question)
     embedded = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text=question, scope=where)
-    qdrant = vectorstore.search(vectorstore.open_client(data_dir), "docs", embeddings, vector, 10, mode="hybrid",
+    qdrant = qdrant_search.search(vectorstore.open_client(data_dir), "docs", embeddings, vector, 10, mode="hybrid",
                                 text=question, scope=where)
     assert {d.metadata["chunk_id"] for d, _ in embedded} == {d.metadata["chunk_id"] for d, _ in qdrant}
     assert embedded and {d.metadata["source"] for d, _ in embedded} == set(where.sources)
