@@ -25,6 +25,16 @@ WEIGHTS = {"cosine": 6.66, "coverage": 3.96, "names_missing": -4.64, "unknown": 
 THRESHOLD = 0.25
 # A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
 # (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
+# "What does X cost?" is the commonest near miss: the docs name the product, not its price. Such a question is
+# answerable only where the best sections state a price (an amount with a currency, or that it is free);
+# a rule, not a fitted weight: price questions are too rare in the public sets to fit one (1% of SQuAD).
+_ASKS_PRICE = re.compile(r"\bhow much\b[^?.!]*\bcosts?\b|\bwhat does\b[^?.!]*\bcost\b|\bcosts?\s+per\s+\w+"
+                         r"|\b(?:price|prices|pricing|priced|fee|fees|subscription)\b|\bhow (?:expensive|cheap)\b",
+                         re.IGNORECASE)
+_STATES_PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euros?|cents?)\b"
+                           r"|\b(?:free|no cost|no charge|open[- ]source)\b", re.IGNORECASE)
+# A price question whose sections state none keeps this share of its fitted probability.
+PRICE_MISSING_FACTOR = 0.1
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
 
 
@@ -54,6 +64,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
     - names_missing: share of the names the question mentions (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere.
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
+    - price_missing: 1 when the question asks what something costs and none of the best sections states a price.
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
     query = EMAIL.sub(" ", KEY_LIKE.sub(" ", query))
@@ -70,14 +81,16 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
+    price_missing = bool(_ASKS_PRICE.search(query)) and not any(_STATES_PRICE.search(_text(c)) for c in top)
     return {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
-            "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4)}
+            "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),
+            "price_missing": float(price_missing)}
 
 
 def gate_score(values: dict[str, float]) -> float:
     """Return the fitted probability that the best sections answer the question."""
     x = INTERCEPT + sum(WEIGHTS[name] * values[name] for name in FEATURES)
-    return round(_sigmoid(x), 4)
+    return round(_sigmoid(x) * (PRICE_MISSING_FACTOR if values.get("price_missing") else 1.0), 4)
 
 
 def _sigmoid(x: float) -> float:

@@ -10,7 +10,7 @@ from logic.lexical import terms
 from logic.types import Chunk, Citation
 
 _MARKER = re.compile(r"\[(\d{1,2})\]")
-_URL = re.compile(r"https?://[^\s)\]>\"']+(?<![.,;:!?])")
+_URL = re.compile(r"https?://[^\s)\]>\"'`]+(?<![.,;:!?])")  # a closing backtick ends the URL, not the code span
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
 # Tags, comments and script/style blocks; a bare "<" in prose ("a < b") is left alone.
@@ -22,6 +22,8 @@ _ANSWER_SENTENCE = SENTENCE
 NEUTRALIZED = "[instruction-like text removed]"
 # Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
 _FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
+# An inline code span shows its text literally (`<script>` tag, `<url>` placeholder): it is no raw HTML.
+_INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 
 
 def outside_code(text: str, change: Callable[[str], str]) -> str:
@@ -98,7 +100,10 @@ def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
 
 def clean(answer: str, chunks: list[Chunk]) -> str:
     """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text."""
+    def no_html(text: str) -> str:
+        return "".join(p if i % 2 else _HTML.sub("", p) for i, p in enumerate(_INLINE_CODE.split(text)))
+
     def prose(part: str) -> str:
-        return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(_HTML.sub("", _IMAGE.sub("", part)), chunks))
+        return re.sub(r"[ \t]{2,}", " ", strip_foreign_urls(no_html(_IMAGE.sub("", part)), chunks))
 
     return outside_code(drop_triggered(answer, chunks), prose).strip()

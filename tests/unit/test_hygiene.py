@@ -25,3 +25,12 @@ def test_citations_are_renumbered_without_squashing_code_indentation() -> None:
 def test_html_and_foreign_links_outside_code_are_still_removed() -> None:
     cleaned = clean("See <script>alert(1)</script> http://evil.example/x now [1].", [CHUNK])
     assert "script" not in cleaned and "evil.example" not in cleaned
+
+
+def test_inline_code_keeps_its_tags_and_a_removed_url_keeps_the_closing_backtick() -> None:
+    chunk = {"chunk_id": "c", "source": "w.md", "source_url": "https://docs.example.org/w", "title": "W",
+             "heading_hierarchy": [], "score": 1.0, "text": ""}
+    answer = "It is one `<script>` tag [1]. Set `QDRANT_URL=http://localhost:6333` and re-ingest [1]. <b>x</b>"
+    cleaned = clean(answer, [chunk])
+    assert "one `<script>` tag" in cleaned and "<b>" not in cleaned
+    assert "`QDRANT_URL=` and re-ingest" in cleaned

@@ -66,3 +66,22 @@ def test_lexicon_round_trips_and_rejects_a_corrupt_file(tmp_path) -> None:
     lexicon_store.path_for(tmp_path, "docs").write_text("{not json")
     with pytest.raises(Exception, match="re-run ingest"):
         lexicon_store.load(tmp_path, "docs")
+
+
+@pytest.mark.parametrize("question", ["How much does an Isaac Sim licence cost?", "What is the price of Isaac Sim?",
+                                      "What does Isaac Sim cost per seat?"])
+def test_a_price_question_is_doubted_where_no_price_is_stated(question: str) -> None:
+    lex = lexical.build(["isaac sim licence seat simulator", "robot arm"])
+    silent = [chunk("i.md", 0.7, "Isaac Sim is a simulator; each seat needs a licence from NVIDIA.")]
+    priced = [chunk("i.md", 0.7, "Isaac Sim is a simulator; each seat needs a licence, $99 a year, from NVIDIA.")]
+    _, without = ranking.rank(question, silent, lex, 5)
+    _, with_price = ranking.rank(question, priced, lex, 5)
+    assert without is not None and with_price is not None
+    assert without <= 0.1 * with_price + 1e-4
+
+
+def test_cost_in_another_sense_is_not_a_price_question() -> None:
+    lex = lexical.build(["hybrid search cost latency", "robot arm"])
+    hits = [chunk("s.md", 0.7, "Hybrid search costs about 30 ms of latency per query.")]
+    _, score = ranking.rank("What is the latency cost of hybrid search?", hits, lex, 5)
+    assert score is not None and score > 0.25
