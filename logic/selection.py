@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from logic import ranking
 from logic.chunking import chunk_markdown
 from logic.lexical import Lexicon, terms
 from logic.types import Chunk
@@ -76,3 +78,16 @@ def covered_share(question: str, lexicon: Lexicon) -> float:
     if total <= 0:
         return 1.0
     return sum(lexicon.idf(t) for t in wanted if lexicon.df.get(t, 0) > 0) / total
+
+
+def about_selection(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> dict[str, Any]:
+    """Rank the selection's parts; a question about the selection itself is judged by what it asks for."""
+    if not points_at_selection(query):
+        chunks, confidence = ranking.rank(query, hits, lexicon, top_k)
+        return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
+    # "Summarize this", "explain the code here": the selection is the subject, so similarity to the
+    # question's words says little; what matters is whether the selection holds what is asked for.
+    chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
+    chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
+    return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
+            "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}

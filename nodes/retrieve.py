@@ -17,7 +17,7 @@ from logic.filters import Scope
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
-from logic.selection import ABOUT_SELECTION_COVERAGE, asked_terms, covered_share, points_at_selection, selection_chunks
+from logic.selection import about_selection, selection_chunks
 from logic.types import Chunk
 from tools import filters, lexicon_store, manifest, search, vectorstore
 from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
@@ -73,19 +73,6 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, scope=scope)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
-
-
-def about_selection(query: str, hits: list[Chunk], lexicon: lexical.Lexicon, top_k: int) -> dict[str, Any]:
-    """Rank the selection's parts; a question about the selection itself is judged by what it asks for."""
-    if not points_at_selection(query):
-        chunks, confidence = ranking.rank(query, hits, lexicon, top_k)
-        return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
-    # "Summarize this", "explain the code here": the selection is the subject, so similarity to the
-    # question's words says little; what matters is whether the selection holds what is asked for.
-    chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
-    chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
-    return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
-            "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
