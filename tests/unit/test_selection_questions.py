@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from logic import lexical
-from logic.selection import ABOUT_SELECTION_COVERAGE, points_at_selection
+from logic.selection import ABOUT_SELECTION_COVERAGE, about_selection, points_at_selection
 from logic.types import Chunk
-from logic.selection import about_selection
 
 PARTS = ["DDS is the middleware ROS 2 uses for discovery and transport.",
          "Quality of Service settings tune reliability and durability.",
