@@ -81,7 +81,8 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     best = order[0]
     # The runner-up too: an answer is often split (the list in one section, the numbers in the next), and the
     # embedder's favourite is not always the passage that answers; two quoted units rarely both miss.
-    picked = [best, *(k for k in order[1:2] if query_terms & set(terms(candidates[k][1].text)))]
+    picked = [best, *(k for k in order[1:2]
+                      if query_terms & (set(terms(candidates[k][1].text)) | named[candidates[k][0]]))]
     if candidates[best][1].kind == "sentence":
         # A sentence alone is often cut before the key line: keep the unit after it in the same chunk.
         follower = next((k for k in range(best + 1, n) if candidates[k][0] == candidates[best][0]), None)

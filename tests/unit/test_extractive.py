@@ -161,3 +161,15 @@ def test_a_name_found_only_in_a_sections_heading_wins_over_prose_that_never_name
     picked = extract_answer("What is Nav2's localizer?", [unrelated, config], similarity=similarity,
                             headings=["Reinforcement Learning", "Nav2 Localizer Configuration"])
     assert [rank for rank, _ in picked] == [1]
+
+
+def test_a_list_under_a_heading_that_names_the_question_is_quoted_as_the_runner_up() -> None:
+    intro = "Gazebo is a 3D simulator that provides realistic physics."
+    features = "- **Sensor simulation**: cameras and LiDAR\n- **Plugin architecture**: extend the simulator\n"
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "3D simulator" in t else 0.2 for t in texts]
+
+    picked = extract_answer("What are the key features of Gazebo?", [intro, features], similarity=similarity,
+                            headings=["Introduction to Gazebo", "Key Features of Gazebo"])
+    assert "Plugin architecture" in " ".join(text for _, text in picked)
