@@ -56,6 +56,23 @@ def names(question: str) -> list[str]:
     return found
 
 
+def spelled_out(query: str, text: str) -> dict[str, list[str]]:
+    """Return the acronyms `text` uses for phrases the question spells out, with their words' terms.
+
+    "adaptive Monte Carlo localization" is what the docs call AMCL: neither the name nor its words are missing.
+    """
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", query)
+    found: dict[str, list[str]] = {}
+    for size in range(3, 6):  # two-letter acronyms match by chance
+        for start in range(len(words) - size + 1):
+            run = words[start:start + size]
+            acronym = "".join(w[0] for w in run).upper()
+            # Written in capitals, as docs write acronyms: "the" is no acronym of "take home exam".
+            if acronym.lower() not in found and re.search(rf"(?<![A-Za-z0-9]){acronym}s?(?![A-Za-z0-9])", text):
+                found[acronym.lower()] = [t for w in run for t in terms(w)]
+    return found
+
+
 def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, float]:
     """Measure the evidence that the best sections answer `query`.
 
@@ -73,10 +90,15 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
     if not top:
         return dict.fromkeys(FEATURES, 0.0)
     cosine = max(c["score"] for c in top)
+    written = " ".join(_text(c) for c in top)
+    joined = written.lower()
+    acronyms = spelled_out(query, written)
+    spelled = {t for words in acronyms.values() for t in words}
+    if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
+        query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
     coverage = max(lexicon.coverage(query_terms, _text(c)) for c in top)
-    joined = " ".join(_text(c) for c in top).lower()
     named = names(query)
-    missing = [n for n in named if not all(matches(t, joined) for t in terms(n))]
+    missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \

@@ -85,3 +85,20 @@ def test_cost_in_another_sense_is_not_a_price_question() -> None:
     hits = [chunk("s.md", 0.7, "Hybrid search costs about 30 ms of latency per query.")]
     _, score = ranking.rank("What is the latency cost of hybrid search?", hits, lex, 5)
     assert score is not None and score > 0.25
+
+
+def test_a_phrase_spelled_out_is_found_under_its_acronym() -> None:
+    lex = lexical.build(["AMCL max_particles 2000 nav2 localization config", "robot arm", "gazebo world"])
+    hits = [chunk("n.md", 0.55, "AMCL configuration for Nav2: max_particles: 2000, min_particles: 500.")]
+    _, spelled = ranking.rank("How many particles does the adaptive Monte Carlo localization use in Nav2?",
+                              hits, lex, 5)
+    _, unrelated = ranking.rank("How many particles does the Webots Particle Engine use in Nav2?", hits, lex, 5)
+    assert spelled is not None and unrelated is not None and spelled > 0.25 > unrelated
+
+
+def test_a_lowercase_word_is_no_acronym() -> None:
+    from logic.answerability import spelled_out
+
+    assert spelled_out("take home exam", "the exam") == {}
+    assert spelled_out("the adaptive Monte Carlo localization", "uses AMCL") == {
+        "amcl": ["adaptive", "monte", "carlo", "localization"]}
