@@ -28,9 +28,11 @@ THRESHOLD = 0.25
 # "What does X cost?" is the commonest near miss: the docs name the product, not its price. Such a question is
 # answerable only where the best sections state a price (an amount with a currency, or that it is free);
 # a rule, not a fitted weight: price questions are too rare in the public sets to fit one (1% of SQuAD).
-_ASKS_PRICE = re.compile(r"\bhow much\b[^?.!]*\bcosts?\b|\bwhat does\b[^?.!]*\bcost\b|\bcosts?\s+per\s+\w+"
-                         r"|\b(?:price|prices|pricing|priced|fee|fees|subscription)\b|\bhow (?:expensive|cheap)\b",
-                         re.IGNORECASE)
+# Only a question asking for the amount: "can the fee be waived?" is about a fee, not its price.
+_ASKS_PRICE = re.compile(r"\bhow much\b[^?.!]*\b(?:cost|costs|charge|charges|pay|fee|fees|price)\b"
+                         r"|\bwhat does\b[^?.!]*\bcost\b|\bcosts?\s+per\s+\w+|\bprice of\b|\bpricing\b"
+                         r"|\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:price|prices|cost|costs|fee|fees)\b"
+                         r"|\bhow (?:expensive|cheap)\b", re.IGNORECASE)
 _STATES_PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euros?|cents?)\b"
                            r"|\b(?:free|no cost|no charge|open[- ]source)\b", re.IGNORECASE)
 # A price question whose sections state none keeps this share of its fitted probability.
