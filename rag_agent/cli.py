@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Any
 
@@ -14,6 +15,7 @@ from rag_agent.logs import install_redaction
 from tools.settings import overridden
 
 EXIT_CANCELLED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports when the reader (`| head`) went away
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         # Ctrl-C: stop quietly, no traceback.
         print("\nrag-agent: cancelled", file=sys.stderr)
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        # `rag-agent ask … | head -1`: the reader has what it wanted. Point stdout at /dev/null so the
+        # interpreter's final flush does not raise again, and stop as a piped Unix tool does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
 
 
 if __name__ == "__main__":

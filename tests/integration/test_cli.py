@@ -1,9 +1,11 @@
 """The issue's acceptance checks, through the installed `rag-agent` command on the shared textbook."""
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
-from tests.integration.conftest import CORPUS, run_cli
+from tests.integration.conftest import CORPUS, RAG_AGENT, cli_env, run_cli
 
 
 def ask_json(data_dir: Path, *args: str) -> tuple[int, dict]:
@@ -106,3 +108,16 @@ def test_unknown_module_exits_2_naming_the_known_ones(textbook_dir: Path) -> Non
     assert out["error"]["code"] == "INVALID_INPUT"
     assert "'nope'" in out["error"]["message"]
     assert "module-1, module-2, module-3, module-4" in out["error"]["message"]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
+    # `rag-agent … | head -1`: the pipe's reader is gone before the output is written.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([RAG_AGENT, "config"], stdout=write, stderr=subprocess.PIPE, text=True,
+                                env=cli_env(tmp_path), timeout=120)
+    finally:
+        os.close(write)
+    assert result.returncode == 141, result.stderr
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
