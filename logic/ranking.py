@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from logic import answerability
@@ -15,6 +16,16 @@ RANK_LEXICAL_WEIGHT = 0.1
 # A section is more likely the answer when its page has several strong chunks, not one lucky one.
 DOCUMENT_WEIGHT = 0.3
 DOCUMENT_DEPTH = 3
+# An identifier the question quotes (INDEX_MISSING, max_particles, world.step) is found verbatim in the
+# section that documents it; the embedder and the word-level statistics split it into common words.
+IDENTIFIER_WEIGHT = 0.2
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+")
+
+
+def _identifiers(query: str) -> list[re.Pattern[str]]:
+    """Return patterns for the identifiers a question quotes (a name with an underscore or a dot inside)."""
+    found = dict.fromkeys(m.group(0) for m in _IDENTIFIER.finditer(query) if len(m.group(0)) > 3)  # not "e.g"
+    return [re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])", re.IGNORECASE) for name in found]
 
 
 def candidates_for(top_k: int) -> int:
@@ -37,6 +48,10 @@ def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> list[C
         lexicon.coverage(query_terms, " ".join([c["title"], *c["heading_hierarchy"], c["text"]])) for c in hits
     ]
     relevance = [c["score"] + RANK_LEXICAL_WEIGHT * cov for c, cov in zip(hits, coverage, strict=True)]
+    identifiers = _identifiers(query)
+    if identifiers:
+        relevance = [r + IDENTIFIER_WEIGHT * sum(bool(p.search(c["text"])) for p in identifiers) / len(identifiers)
+                     for c, r in zip(hits, relevance, strict=True)]
     by_source: dict[str, list[float]] = defaultdict(list)
     for chunk, value in zip(hits, relevance, strict=True):
         by_source[chunk["source"]].append(value)

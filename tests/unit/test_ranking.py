@@ -104,3 +104,13 @@ def test_a_lowercase_word_is_no_acronym() -> None:
     assert spelled_out("take home exam", "the exam") == {}
     assert spelled_out("the adaptive Monte Carlo localization", "uses AMCL") == {
         "amcl": ["adaptive", "monte", "carlo", "localization"]}
+
+
+def test_a_section_quoting_the_questions_identifier_is_ranked_first() -> None:
+    lex = lexical.build(["index missing error", "json response fields error", "rebuild index"])
+    codes = chunk("errors.md", 0.33, "INDEX_MISSING: nothing has been ingested yet; run rag-agent ingest.")
+    general = chunk("response.md", 0.45, "The JSON response carries an error object when a turn fails.")
+    ranked, _ = ranking.rank("What does the INDEX_MISSING error mean?", [general, codes], lex, 2)
+    assert ranked[0]["source"] == "errors.md"
+    plain, _ = ranking.rank("What does an index error mean?", [general, codes], lex, 2)
+    assert plain[0]["source"] == "response.md"  # no identifier quoted: the embedding leads as before
