@@ -23,8 +23,6 @@ INTERCEPT = -4.71
 WEIGHTS = {"cosine": 6.66, "coverage": 3.96, "names_missing": -4.64, "unknown": -1.94}
 # The balanced-accuracy threshold on the training part (flat from 0.2 to 0.3), for the bundled embedder.
 THRESHOLD = 0.25
-# A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
-# (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
 # "What does X cost?" is the commonest near miss: the docs name the product, not its price. Such a question is
 # answerable only where the best sections state a price (an amount with a currency, or that it is free);
 # a rule, not a fitted weight: price questions are too rare in the public sets to fit one (1% of SQuAD).
@@ -37,6 +35,8 @@ _STATES_PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollar
                            r"|\b(?:free|no cost|no charge|open[- ]source)\b", re.IGNORECASE)
 # A price question whose sections state none keeps this share of its fitted probability.
 PRICE_MISSING_FACTOR = 0.1
+# A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
+# (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
 
 

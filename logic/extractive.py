@@ -57,8 +57,13 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     # on a name the embedder never learned ("What is AMCL?"): such passages give way when others name it.
     # A section's heading counts: "AMCL" may be named only there, above a code block.
     named = [set(terms(heading)) for heading in headings or [""] * len(chunks)]
-    candidates = [(i, u) for i, u in candidates if query_terms & (set(terms(u.text)) | named[i])] or candidates
-    document_freq = Counter(t for _, u in candidates for t in set(terms(u.text)))
+    words = {u: set(terms(u.text)) for _, u in candidates}  # each unit's terms, counted once
+
+    def shares(candidate: tuple[int, Unit]) -> bool:
+        return bool(query_terms & (words[candidate[1]] | named[candidate[0]]))
+
+    candidates = [c for c in candidates if shares(c)] or candidates
+    document_freq = Counter(t for _, u in candidates for t in words[u])
     n = len(candidates)
     meaning = similarity(query, [u.text[:1000] for _, u in candidates]) if similarity else []
     meaning = meaning if len(meaning) == n else [0.0] * n
@@ -70,7 +75,7 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
 
     def score(k: int) -> float:
         rank, unit = candidates[k]
-        overlap = query_terms & set(terms(unit.text))
+        overlap = query_terms & words[unit]
         lexical = sum(math.log(1 + n / document_freq[t]) for t in overlap) / max(len(query_terms), 1)
         steps = 0.15 if wants_steps and unit.kind in ("code", "list") else 0.0
         steps += 0.5 if unit.kind == wanted_kind else 0.0
@@ -81,8 +86,7 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     best = order[0]
     # The runner-up too: an answer is often split (the list in one section, the numbers in the next), and the
     # embedder's favourite is not always the passage that answers; two quoted units rarely both miss.
-    picked = [best, *(k for k in order[1:2]
-                      if query_terms & (set(terms(candidates[k][1].text)) | named[candidates[k][0]]))]
+    picked = [best, *(k for k in order[1:2] if shares(candidates[k]))]
     if candidates[best][1].kind == "sentence":
         # A sentence alone is often cut before the key line: keep the unit after it in the same chunk.
         follower = next((k for k in range(best + 1, n) if candidates[k][0] == candidates[best][0]), None)

@@ -15,6 +15,6 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Key]], limit: int) -> lis
     scores: dict[Key, float] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking):
-            scores[item] = scores.get(item, 0.0) + 1 / (rank + 1.0 + RANKING_CONSTANT - 1.0)
+            scores[item] = scores.get(item, 0.0) + 1 / (rank + RANKING_CONSTANT)
     # sorted() is stable and dicts keep insertion order: ties stay in first-seen order, as in Qdrant's.
     return [item for item, _ in sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:limit]]

@@ -53,7 +53,7 @@ class Lexicon:
             return 0.0
         # Searching the few query terms is cheaper than tokenising every candidate chunk on each query.
         lowered = text.lower()
-        return sum(self.idf(t) for t in query_terms if _pattern(t).search(lowered)) / total
+        return sum(self.idf(t) for t in query_terms if matches(t, lowered)) / total
 
 
 def build(texts: Iterable[str]) -> Lexicon:

@@ -45,7 +45,7 @@ def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: 
     """
     if get_settings().qdrant_url:  # server-side hybrid search: the scale-out path
         return qdrant_search.search(vectorstore.open_client(data_dir), collection, embeddings, vector, k, mode=mode,
-                                  text=text, scope=scope)
+                                    text=text, scope=scope)
     try:
         snap = snapshot(data_dir, collection, mode)
         terms = sparse.query_terms(text) if mode == vectorstore.HYBRID and text else None
