@@ -1,4 +1,4 @@
-"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume, feedback, report."""
+"""The `rag-agent` command: ingest, ask, chat, eval, calibrate, sessions, resume, feedback, report, warm."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from graph.context import Context, SettingsError
-from rag_agent import cli_ask, cli_config, cli_eval, cli_ingest, cli_memory, cli_records
+from rag_agent import cli_ask, cli_config, cli_eval, cli_ingest, cli_memory, cli_records, warm
 from rag_agent.cli_output import EXIT_INVALID, exit_code_for
 from rag_agent.logs import install_redaction
 from tools.settings import overridden
@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_eval.add_commands(sub)
     cli_memory.add_commands(sub)
     cli_records.add_commands(sub)
+    warm.add_command(sub)
     _accept_global_flags(parser)
     return parser
 
@@ -56,6 +57,11 @@ def _context(args: argparse.Namespace) -> Context:
     return Context.from_mapping({k: v for k, v in values.items() if v is not None})
 
 
+def _warm(args: argparse.Namespace, ctx: Context) -> int:
+    """Run `rag-agent warm`: it serves each forwarded `ask` through this command line."""
+    return warm.run(args, ctx, main)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; errors print one clear line and set the exit code."""
     install_redaction()  # every command, not only those that build an Agent
@@ -70,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             handler = {"ingest": cli_ingest.run, "ask": cli_ask.ask, "chat": cli_ask.chat, "eval": cli_eval.run_eval,
                        "calibrate": cli_eval.run_calibrate, "config": cli_config.run,
                        "sessions": cli_memory.run, "resume": cli_memory.resume,
-                       "feedback": cli_records.feedback, "report": cli_records.report}[args.command]
+                       "feedback": cli_records.feedback, "report": cli_records.report,
+                       "warm": _warm}[args.command]
             return handler(args, ctx)
     except SettingsError as exc:
         print(printable(f"rag-agent: invalid setting: {exc}"), file=sys.stderr)

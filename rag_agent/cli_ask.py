@@ -71,13 +71,14 @@ def ask(args: argparse.Namespace, ctx: Context) -> int:
     from rag_agent.service import Agent
 
     selection, filters = scope(args)
-    if args.json:
-        result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters)
-        print(dump_json(result, indent=2))
-    else:
-        result = Agent(ctx).ask(args.question, args.thread, context=selection, filters=filters,
-                                on_answer=print_event)
-        print_answer(result, streamed=True)
+    with Agent(ctx) as agent:  # a warm agent (rag_agent/warm.py) runs many of these in one process
+        if args.json:
+            result = agent.ask(args.question, args.thread, context=selection, filters=filters)
+            print(dump_json(result, indent=2))
+        else:
+            result = agent.ask(args.question, args.thread, context=selection, filters=filters,
+                               on_answer=print_event)
+            print_answer(result, streamed=True)
     return exit_code(result)
 
 

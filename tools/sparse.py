@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from logic.lexical import STOPWORDS
 
 if TYPE_CHECKING:  # langchain_qdrant imports qdrant_client, most of a cold start: only ingest and a server need it
-    from fastembed import SparseTextEmbedding
     from langchain_qdrant import FastEmbedSparse
 
 MODEL = "Qdrant/bm25"
@@ -22,8 +23,10 @@ DEFAULT_AVERAGE_LENGTH = 100.0
 # without them (this package's) means no hub download, and the stopwords are passed inline instead.
 _NO_DOWNLOAD = str(Path(__file__).parent)
 _OPTIONS: dict[str, Any] = {"specific_model_path": _NO_DOWNLOAD, "stopwords": set(STOPWORDS), "language": "english"}
+_TOKEN_MAX_LENGTH = 40  # fastembed Bm25's default: longer tokens are dropped
+_STOPWORDS = frozenset(w.lower() for w in STOPWORDS)
 _cache: dict[float, FastEmbedSparse] = {}
-_query_model: list[SparseTextEmbedding] = []
+_stemmer: list[Any] = []
 _lock = threading.Lock()
 
 
@@ -38,14 +41,29 @@ def encoder(average_length: float = DEFAULT_AVERAGE_LENGTH) -> FastEmbedSparse:
 
 
 def query_terms(text: str) -> list[int]:
-    """Return the BM25 term ids of a query, as encoder().embed_query would, without importing qdrant_client."""
-    from fastembed import SparseTextEmbedding
+    """Return the BM25 term ids of a query, as fastembed's Bm25.query_embed computes them.
+
+    Importing fastembed costs 0.2-0.6 s of a cold `rag-agent ask` (it loads its image and hub modules),
+    so a query is tokenised here with the same steps, Snowball stemmer and hash as its Bm25;
+    tests/unit/test_sparse.py checks the ids equal fastembed's on every textbook sentence.
+    """
+    import mmh3
+    from py_rust_stemmers import SnowballStemmer
 
     with _lock:
-        if not _query_model:  # a query's terms all weigh 1: the corpus's average length plays no part
-            _query_model.append(SparseTextEmbedding(model_name=MODEL, **_OPTIONS))
-        model = _query_model[0]
-    return [int(i) for i in next(iter(model.query_embed(text))).indices]
+        if not _stemmer:
+            _stemmer.append(SnowballStemmer("english"))
+    stemmer = _stemmer[0]
+    # Bm25: remove_non_alphanumeric, then SimpleTokenizer (lowercase, split on non-word characters).
+    tokens = re.sub(r"[^\w]", " ", re.sub(r"[^\w\s]", " ", text).lower()).split()
+    terms = {stemmer.stem_word(t) for t in tokens
+             if t not in _STOPWORDS and len(t) <= _TOKEN_MAX_LENGTH and not _punctuation(t)}
+    return sorted({abs(mmh3.hash(t)) for t in terms if t})
+
+
+def _punctuation(token: str) -> bool:
+    """Return whether a token is one punctuation character: Bm25 skips a lone "_" (word-class, yet punctuation)."""
+    return len(token) == 1 and unicodedata.category(token).startswith("P")
 
 
 def _model(sparse: FastEmbedSparse) -> Any:

@@ -81,6 +81,7 @@ def test_cold_start(tmp_path: Path) -> None:
     out = run("cold_start.py", "--rounds", "1", "--corpus", str(TEXTBOOK / "corpus" / "module-1"),
               "--data-dir", str(tmp_path / "data"))
     assert "cold / (warm + interpreter start)" in out and "heavy modules a cold ask imports: none" in out
+    assert "with `rag-agent warm` serving the index: `rag-agent ask`" in out
 
 
 def test_answerability(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

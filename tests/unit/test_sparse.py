@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,7 +55,15 @@ def test_average_length_counts_stemmed_content_terms() -> None:
     assert sparse.average_length([]) == 1.0
 
 
-@pytest.mark.parametrize("question", ["How is calibration of sensors done?", "what is the", "Isaac Sim's robots"])
-def test_query_terms_are_the_encoders_query_terms(question: str) -> None:
-    # A turn on the embedded index encodes its question without langchain_qdrant (and so qdrant_client).
-    assert sparse.query_terms(question) == [int(i) for i in sparse.encoder().embed_query(question).indices]
+TEXTBOOK = Path(__file__).resolve().parents[3] / "shared" / "eval" / "textbook" / "corpus"
+ODD = ["How is calibration of sensors done?", "what is the", "Isaac Sim's robots", "max_particles _ __init__ x_y",
+       "Ünïcödé naïve café — “quoted” ¿qué?", "a" * 41 + " arm", "ROS2/ROS 2: rclpy.init() → spin()", "", "_ _"]
+
+
+def test_query_terms_are_fastembeds_bm25_query_terms() -> None:
+    # A turn tokenises its question without importing fastembed (0.2-0.6 s of a cold ask): the
+    # ids must still be the ones fastembed's Bm25 wrote at ingest, on every line of a real corpus.
+    texts = ODD + [line for page in sorted(TEXTBOOK.rglob("*.md")) for line in page.read_text().splitlines()]
+    encoder = sparse.encoder()
+    mismatched = [t for t in texts if sparse.query_terms(t) != sorted(int(i) for i in encoder.embed_query(t).indices)]
+    assert len(texts) > 1000 and mismatched == []

@@ -1,0 +1,48 @@
+"""What `rag-agent ask` and a warm agent (`rag-agent warm`) agree on: where it listens, whom it serves.
+
+Standard library only: the asking side (rag_agent/launch.py) must start in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+# The variables a run's settings come from (tools/settings.py, graph/context.py): a warm agent started
+# under other values would answer with another configuration, so it declines.
+SETTING_PREFIXES = ("RAG_AGENT_", "QDRANT_", "OPENAI_", "COHERE_", "LANGSMITH_", "LANGCHAIN_")
+
+
+def fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
+    """Return a digest of the environment variables that configure a run, but the data folder (the socket's key)."""
+    items = sorted((k, v) for k, v in environ.items() if k.startswith(SETTING_PREFIXES) and k != "RAG_AGENT_DATA_DIR")
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
+
+
+def socket_path(data_dir: str | Path) -> Path:
+    """Return where the warm agent of a data folder listens (a short path: AF_UNIX allows ~100 bytes)."""
+    key = hashlib.sha256(str(Path(data_dir).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"rag-agent-{os.getuid()}" / f"{key}.sock"
+
+
+def data_dir(argv: list[str]) -> str:
+    """Return the data folder the command line names (last --data-dir wins, as argparse does)."""
+    found = os.environ.get("RAG_AGENT_DATA_DIR", "").strip() or ".rag-agent"
+    for i, arg in enumerate(argv):
+        if arg == "--data-dir" and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith("--data-dir="):
+            found = arg.partition("=")[2]
+    return found
+
+
+def forwardable(argv: list[str]) -> bool:
+    """Return whether the command is an `ask` that reads nothing from this process's stdin."""
+    words = [a for i, a in enumerate(argv) if not a.startswith("-") and (i == 0 or argv[i - 1] not in
+                                                                          ("--data-dir", "--collection"))]
+    return bool(words) and words[0] == "ask" and not any(
+        a == "-" and argv[i - 1] == "--context" for i, a in enumerate(argv) if i
+    )
