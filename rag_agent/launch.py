@@ -20,7 +20,7 @@ CONNECT_TIMEOUT = 2.0
 
 def forward(argv: list[str]) -> int | None:
     """Run `argv` on the warm agent and return its exit code, or None to run it in this process."""
-    if not hasattr(socket, "AF_UNIX") or not forwardable(argv):
+    if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid") or not forwardable(argv):
         return None
     path = socket_path(data_dir(argv))
     if not path.exists():

@@ -134,7 +134,7 @@ def run(args: argparse.Namespace, ctx: Context, command: Callable[[list[str]], i
     """Load the agent, then serve forwarded `ask` commands through `command` until idle for --idle-minutes."""
     from rag_agent.service import Agent
 
-    if not hasattr(socket, "AF_UNIX"):
+    if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid"):
         raise InvalidInputError("`rag-agent warm` needs Unix sockets, which this system lacks")
     if args.idle_minutes <= 0:
         raise InvalidInputError("--idle-minutes must be above 0")
