@@ -6,13 +6,12 @@ Run from the project root (the first run ingests the shared textbook into --data
     .venv/bin/python -m benchmarks.cold_start --rounds 1 --corpus tests/fixtures/x --data-dir /tmp/x   # quick look
 
 Per round, back to back: `python -c pass` (interpreter start) and a cold `rag-agent ask --json` (a new
-process: imports, loading the embedder, opening the index, one turn); then as many `rag-agent ask`
-processes answered by a warm agent (`rag-agent warm`: the asker relays, the agent has loaded all once);
-then, in this process, as many warm turns (an Agent that has answered once already; embedded Qdrant admits one process per index,
-so these cannot interleave with the cold runs). Prints the medians and the ratio
-cold / (warm turn + interpreter start) (goal <= 3), the cold wall time (goal <= 2.5 s on a quiet
-machine), and the modules of qdrant_client / torch / transformers / psycopg / matplotlib the cold
-ask imported (goal: none; Qdrant is only for ingest and QDRANT_URL).
+process: imports, loading the embedder, opening the index, one turn). Then as many `rag-agent ask`
+processes answered by a warm agent (`rag-agent warm`: the asker relays, the agent loaded everything
+once), and as many warm turns in this process (an Agent that has answered once already). Prints the
+medians, the ratios to (warm turn + interpreter start) (goal <= 3), the cold wall time (goal <= 2.5 s
+on a quiet machine), and the modules of qdrant_client / torch / transformers / psycopg / matplotlib
+the cold ask imported (goal: none; Qdrant is only for ingest and QDRANT_URL).
 """
 
 from __future__ import annotations
@@ -91,7 +90,6 @@ def main() -> None:
         cold_cpu.append(CPU[-1])
     heavy = heavy_imports(env, QUESTIONS[0])
     relayed = warm_agent_asks(env, args.rounds)
-    # Local Qdrant lets one process open an index at a time, so the warm turns come after the cold ones.
     os.environ.update(env)
     from rag_agent.service import Agent
     from tools import vectorstore

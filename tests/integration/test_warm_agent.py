@@ -84,6 +84,15 @@ def test_ask_is_answered_by_the_warm_agent_as_a_cold_process_answers(data_dir: P
     assert [c["source"] for c in warm_answer["citations"]] == [c["source"] for c in cold_answer["citations"]]
 
 
+def test_four_asks_at_once_are_all_answered(data_dir: Path, warm: subprocess.Popen[str]) -> None:
+    # The agent answers one at a time; the others wait in the socket's queue, none is refused.
+    asks = [subprocess.Popen([RAG_AGENT, "ask", "--json", QUESTION], env=cli_env(data_dir), text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    results = [(a.communicate(timeout=300), a.returncode) for a in asks]
+    assert [code for _, code in results] == [0] * 4, [err for (_, err), _ in results]
+    assert {json.loads(out)["status"] for (out, _), _ in results} == {"grounded"}
+
+
 def test_a_thread_continues_across_warm_asks(data_dir: Path, warm: subprocess.Popen[str]) -> None:
     first, _ = ask(data_dir, "--thread", "warm-1", "What is Isaac Sim?")
     second, modules = ask(data_dir, "--thread", "warm-1", "How does it generate synthetic data?")
