@@ -25,7 +25,7 @@ def forward(argv: list[str]) -> int | None:
     path = socket_path(data_dir(argv))
     if not path.exists():
         return None
-    request = {"argv": argv, "cwd": os.getcwd(), "env": fingerprint(os.environ),
+    request = {"argv": argv, "cwd": os.getcwd(), "env": fingerprint(),
                "tty": [sys.stdout.isatty(), sys.stderr.isatty()]}
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

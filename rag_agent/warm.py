@@ -108,8 +108,8 @@ def _serve_one(conn: socket.socket, command: Callable[[list[str]], int]) -> None
         request = json.loads(conn.makefile("rb").readline() or b"{}")
         conn.settimeout(None)
         argv = request.get("argv")
-        if (not _same_user(conn) or request.get("env") != protocol.fingerprint(os.environ) or not isinstance(argv, list)
-                or not protocol.forwardable(argv)):
+        if (not _same_user(conn) or request.get("env") != protocol.fingerprint()
+                or not isinstance(argv, list) or not protocol.forwardable(argv)):
             sink.write(b'{"declined": true}\n')
             return
         os.chdir(request["cwd"])  # relative --context files resolve where the asker stands

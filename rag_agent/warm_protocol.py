@@ -1,6 +1,8 @@
 """What `rag-agent ask` and a warm agent (`rag-agent warm`) agree on: where it listens, whom it serves.
 
-Standard library only: the asking side (rag_agent/launch.py) must start in milliseconds.
+Standard library only: the asking side (rag_agent/launch.py) must start in milliseconds, before
+tools/settings.py could be imported, so this module reads the environment itself, for two things only:
+the data folder (to find the socket) and a digest of the settings variables (to match the agent's).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 # The variables a run's settings come from (tools/settings.py, graph/context.py): a warm agent started
@@ -16,9 +19,11 @@ from pathlib import Path
 SETTING_PREFIXES = ("RAG_AGENT_", "QDRANT_", "OPENAI_", "COHERE_", "LANGSMITH_", "LANGCHAIN_")
 
 
-def fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
-    """Return a digest of the environment variables that configure a run, but the data folder (the socket's key)."""
-    items = sorted((k, v) for k, v in environ.items() if k.startswith(SETTING_PREFIXES) and k != "RAG_AGENT_DATA_DIR")
+def fingerprint(environ: Mapping[str, str] | None = None) -> str:
+    """Return a digest of the variables that configure a run (default: this process's), but the data folder."""
+    # The data folder is left out: it is the socket's own key (socket_path).
+    items = sorted((k, v) for k, v in (os.environ if environ is None else environ).items()
+                   if k.startswith(SETTING_PREFIXES) and k != "RAG_AGENT_DATA_DIR")
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()
 
 
