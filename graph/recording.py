@@ -61,7 +61,7 @@ def flagged(state: dict[str, Any]) -> bool:
 def _index_version(ctx: Context) -> str:
     """Return the collection's index version, "" when nothing is indexed."""
     try:
-        info = manifest.load(get_settings().data_dir)["collections"].get(ctx.collection) or {}
+        info = manifest.load_cached(get_settings().data_dir)["collections"].get(ctx.collection) or {}
     except Exception:  # a record must never fail a turn over the manifest
         return ""
     return manifest.version(info)

@@ -35,7 +35,7 @@ def load(context: Context, announce: Callable[[], None] | None = None) -> None:
     try:
         get_embeddings(resolve_name(context.embedding_model))
         data_dir = get_settings().data_dir
-        info = manifest.load(data_dir)["collections"].get(context.collection)
+        info = manifest.load_cached(data_dir)["collections"].get(context.collection)
         if info and get_settings().qdrant_url:
             vectorstore.open_client(data_dir)
         elif info:  # a turn reads the embedded snapshot (exported here, once, for an old index), never Qdrant
