@@ -30,6 +30,8 @@ from tools.ingest import ingest_folder  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 TOP_K = 5
+# The single-question features; off_topic is 0 on every question here (no conversation): conversation_gate.py fits it.
+FITTED = tuple(f for f in answerability.FEATURES if f != "off_topic")
 
 
 def _index(pages: dict[str, str], data_dir: Path, model: str) -> None:
@@ -109,7 +111,7 @@ def report(rows: list[dict[str, Any]], weights: list[float], threshold: float) -
     """Per set: how many answerable questions pass the gate and how many others it refuses."""
     table: dict[str, dict[str, Any]] = {}
     for row in rows:
-        x = sum(w * row["features"][f] for w, f in zip(weights[1:], answerability.FEATURES, strict=True))
+        x = sum(w * row["features"][f] for w, f in zip(weights[1:], FITTED, strict=True))
         passed = answerability._sigmoid(weights[0] + x) >= threshold
         entry = table.setdefault(row["set"], {"answered_answerable": [0, 0], "refused_unanswerable": [0, 0]})
         key = "answered_answerable" if row["label"] else "refused_unanswerable"
@@ -155,13 +157,13 @@ def main() -> None:
     train = [r for r in checks if r["set"].endswith("-fit")]
     if not train:
         return
-    weights = fit([(tuple(r["features"][f] for f in answerability.FEATURES), bool(r["label"])) for r in train],
+    weights = fit([(tuple(r["features"][f] for f in FITTED), bool(r["label"])) for r in train],
                   l2=args.l2)
     threshold = best_threshold(train, weights)
     print(json.dumps({"intercept": round(weights[0], 3),
-                      "weights": {f: round(w, 3) for f, w in zip(answerability.FEATURES, weights[1:], strict=True)},
+                      "weights": {f: round(w, 3) for f, w in zip(FITTED, weights[1:], strict=True)},
                       "threshold": threshold, "l2": args.l2}))
-    shipped = [answerability.INTERCEPT, *(answerability.WEIGHTS[f] for f in answerability.FEATURES)]
+    shipped = [answerability.INTERCEPT, *(answerability.WEIGHTS[f] for f in FITTED)]
     print(f"shipped coefficients, threshold {answerability.THRESHOLD}:")
     for name, cells in report(checks + rows, shipped, answerability.THRESHOLD).items():
         print(" ", name, {k: f"{v[0]}/{v[1]}" for k, v in cells.items()})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from logic.lexical import Lexicon, matches, terms
 from logic.masking import EMAIL, KEY_LIKE
@@ -14,13 +14,25 @@ from logic.types import Chunk
 DEPTH = 3
 # Names the fitted model: a manifest threshold calibrated for another gate score is not reused.
 GATE_VERSION = "answerability-1"
-FEATURES = ("cosine", "coverage", "names_missing", "unknown")
+FEATURES = ("cosine", "coverage", "names_missing", "unknown", "off_topic")
 # p(answerable) = sigmoid(INTERCEPT + Σ WEIGHTS[f] × feature f). Fitted by `benchmarks/answerability.py`
 # (logistic regression, Newton's method, L2 0.1) on part of the shared textbook sets (every in-scope and
 # far-off question of textbook-questions, odd-numbered near misses and SQuAD out-of-scope questions), with
 # the bundled embedder; the even-numbered halves are held out. See docs/benchmarks.md ("Answerability").
 INTERCEPT = -4.71
-WEIGHTS = {"cosine": 6.66, "coverage": 3.96, "names_missing": -4.64, "unknown": -1.94}
+WEIGHTS = {"cosine": 6.66, "coverage": 3.96, "names_missing": -4.64, "unknown": -1.94, "off_topic": -7.0}
+# A follow-up is asked about what the conversation is about. When a question continues the conversation but its best
+# section is far from it (this question and the previous user turns), the retriever fell back on a page that shares
+# a word ("What about if I'm sick?" after questions on appeal fees finds the flu page): the docs likely lack what is
+# asked. off_topic = max(0, CONTEXT_HINGE - that cosine); 0 on a first turn and on a question that starts a new
+# topic (its own cosine with the earlier turns below CONTINUES_AT), so single questions score as before and a user
+# may change the subject. Fitted by `benchmarks/conversation_gate.py` (a grid over hinge, weight and CONTINUES_AT,
+# the other weights and the threshold fixed) on MTRAG-UN's replayed conversations, the only labelled multi-turn
+# set; see docs/benchmarks.md ("Conversation check"). Cosines of the bundled embedder.
+CONTEXT_HINGE = 0.55
+CONTINUES_AT = 0.15
+# The previous user turns that stand for the conversation (chit-chat excluded).
+CONTEXT_TURNS = 2
 # The balanced-accuracy threshold on the training part (flat from 0.2 to 0.3), for the bundled embedder.
 THRESHOLD = 0.25
 # "What does X cost?" is the commonest near miss: the docs name the product, not its price. Such a question is
@@ -40,7 +52,7 @@ PRICE_MISSING_FACTOR = 0.1
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
 
 
-def _text(chunk: Chunk) -> str:
+def section_text(chunk: Chunk) -> str:
     """Return what a reader sees of a section: its page title, headings and text."""
     return " ".join([chunk["title"], *chunk["heading_hierarchy"], chunk["text"]])
 
@@ -75,7 +87,36 @@ def spelled_out(query: str, text: str) -> dict[str, list[str]]:
     return found
 
 
-def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, float]:
+def continues(query_vector: Sequence[float], turn_vectors: Sequence[Sequence[float]]) -> bool:
+    """Tell whether a question is about what the earlier turns were about, rather than a new subject."""
+    return bool(turn_vectors) and _dot(_unit(query_vector), _centre(turn_vectors)) >= CONTINUES_AT
+
+
+def off_topic(query_vector: Sequence[float], turn_vectors: Sequence[Sequence[float]],
+              section_vector: Sequence[float]) -> float:
+    """Return how far below CONTEXT_HINGE a section's cosine with the conversation (query and turns) is."""
+    return max(0.0, CONTEXT_HINGE - _dot(_unit(section_vector), _centre([query_vector, *turn_vectors])))
+
+
+def _centre(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """Return the unit mean direction of some vectors."""
+    units = [_unit(v) for v in vectors]
+    return _unit([sum(parts) / len(units) for parts in zip(*units, strict=True)])
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    """Scale a vector to length 1 (a zero vector stays zero)."""
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """Return the dot product of two vectors of the same length."""
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
+             off_topic_of: Callable[[Chunk], float] | None = None) -> dict[str, float]:
     """Measure the evidence that the best sections answer `query`.
 
     - cosine: the best chunk's embedding similarity.
@@ -83,6 +124,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
     - names_missing: share of the names the question mentions (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere.
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
+    - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
+      with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
     - price_missing: 1 when the question asks what something costs and none of the best sections states a price.
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
@@ -92,23 +135,24 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon) -> dict[str, f
     if not top:
         return dict.fromkeys(FEATURES, 0.0)
     cosine = max(c["score"] for c in top)
-    written = " ".join(_text(c) for c in top)
+    written = " ".join(section_text(c) for c in top)
     joined = written.lower()
     acronyms = spelled_out(query, written)
     spelled = {t for words in acronyms.values() for t in words}
     if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
-    coverage = max(lexicon.coverage(query_terms, _text(c)) for c in top)
+    coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
     named = names(query)
     missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
-    price_missing = bool(_ASKS_PRICE.search(query)) and not any(_STATES_PRICE.search(_text(c)) for c in top)
+    price_missing = bool(_ASKS_PRICE.search(query)) and not any(_STATES_PRICE.search(section_text(c)) for c in top)
+    drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
     return {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
             "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),
-            "price_missing": float(price_missing)}
+            "off_topic": round(drift, 4), "price_missing": float(price_missing)}
 
 
 def gate_score(values: dict[str, float]) -> float:

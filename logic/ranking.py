@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 from logic import answerability
 from logic.lexical import Lexicon, terms
@@ -33,12 +34,16 @@ def candidates_for(top_k: int) -> int:
     return max(4 * top_k, 30)
 
 
-def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> tuple[list[Chunk], float | None]:
-    """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query."""
+def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
+         off_topic_of: Callable[[Chunk], float] | None = None) -> tuple[list[Chunk], float | None]:
+    """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query.
+
+    `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far.
+    """
     if not hits:
         return [], None
     ranked = order(query, hits, lexicon, top_k)
-    return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon))
+    return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon, off_topic_of))
 
 
 def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> list[Chunk]:

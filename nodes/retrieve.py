@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.budget import call_timeout, remaining
 from graph.context import Context, resolve_context
 from graph.state import State
-from logic import lexical, ranking, retrieval_cache
-from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError
+from logic import answerability, lexical, ranking, retrieval_cache
+from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError, InvalidInputError
 from logic.filters import Scope
+from logic.heuristics import chitchat_reply
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks
 from logic.types import Chunk
+from logic.validation import clean_question
 from tools import filters, lexicon_store, manifest, search, vectorstore
-from tools.embeddings import COHERE_RETRIES, embed_query, get_embeddings, resolve_name
+from tools.embeddings import COHERE_RETRIES, LOCAL_MODEL, embed_query, get_embeddings, resolve_name
 from tools.settings import get_settings
+
+# The conversation check compares cosines with constants fitted on the bundled embedder's scale; other
+# embedders (a hash for tests, Cohere at another scale and behind a network call) skip it.
+CONVERSATION_EMBEDDERS = frozenset({LOCAL_MODEL})
+# Questions and sections embedded for the conversation check: a follow-up's earlier turns were this process's
+# queries a moment ago, and a repeated question reuses its search without embedding anything again.
+_VECTORS: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+_VECTORS_MAX = 256
+_vectors_lock = threading.Lock()
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -66,30 +81,86 @@ def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
     return terms
 
 
+def _previous_turns(messages: list[AnyMessage], ctx: Context) -> list[str]:
+    """Return the last few earlier user questions of the thread, the conversation a follow-up belongs to."""
+    found = []
+    for message in reversed(messages[:-1]):
+        if not isinstance(message, HumanMessage):
+            continue
+        try:
+            text = clean_question(message.content, ctx.max_question_chars)
+        except InvalidInputError:  # a refused message was no question
+            continue
+        if chitchat_reply(text) is None:  # "thanks!" says nothing about the topic
+            found.append(text)
+        if len(found) == answerability.CONTEXT_TURNS:
+            break
+    return found[::-1]
+
+
+def _vector(ctx: Context, name: str, embeddings: Embeddings, text: str) -> list[float]:
+    """Embed a text as a query, reusing a vector this process computed recently."""
+    with _vectors_lock:
+        found = _VECTORS.get((name, text))
+        if found is not None:
+            _VECTORS.move_to_end((name, text))
+            return found
+    timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
+    return _remember(name, text, _embedded(name, lambda: embed_query(embeddings, text, timeout)))
+
+
+def _remember(name: str, text: str, vector: list[float]) -> list[float]:
+    """Keep a text's vector for the conversation checks of the next turns."""
+    with _vectors_lock:
+        _VECTORS[(name, text)] = vector
+        while len(_VECTORS) > _VECTORS_MAX:
+            _VECTORS.popitem(last=False)
+    return vector
+
+
+def _off_topic(ctx: Context, name: str, query: str, previous: list[str]) -> Callable[[Chunk], float] | None:
+    """Return the measure of how far a section is from the conversation; None on a first turn."""
+    if not previous or name not in CONVERSATION_EMBEDDERS:
+        return None
+    embeddings = get_embeddings(name)
+
+    def measure(chunk: Chunk) -> float:
+        vector = _vector(ctx, name, embeddings, query)
+        turns = [_vector(ctx, name, embeddings, text) for text in previous]
+        if not answerability.continues(vector, turns):  # a new subject owes nothing to the earlier turns
+            return 0.0
+        return answerability.off_topic(vector, turns, _vector(ctx, name, embeddings, answerability.section_text(chunk)))
+
+    return measure
+
+
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
-            scope: Scope | None) -> tuple[list[Chunk], float | None]:
+            scope: Scope | None, off_topic_of: Callable[[Chunk], float] | None = None,
+            ) -> tuple[list[Chunk], float | None]:
     """Search the collection (within `scope`, when given) and re-rank the candidates."""
     remaining(ctx)  # out of time: no further call
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, scope=scope)
-    return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k)
+    return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k,
+                        off_topic_of)
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
-           threshold: float, mode: str) -> dict[str, Any]:
+           threshold: float, mode: str, previous: list[str]) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
     embeddings = get_embeddings(name)
     timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
-    vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
+    vector = _remember(name, query, _embedded(name, lambda: embed_query(embeddings, query, timeout)))
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
         lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
         return about_selection(query, hits, lexicon, ctx.top_k)
-    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope)
+    off_topic_of = _off_topic(ctx, name, query, previous)
+    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic_of)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
-        wider, best = _search(ctx, embeddings, vector, query, mode, None)
+        wider, best = _search(ctx, embeddings, vector, query, mode, None, off_topic_of)
         if clears(best, threshold):
             result["not_found"] = {"reason": "filtered_out", "best_score": confidence, "threshold": threshold,
                                    "nearest": sections(wider)}
@@ -109,14 +180,21 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         scope = filters.scope(wanted, info or {})
         thread = get_config().get("configurable", {}).get("thread_id")
         data_dir = get_settings().data_dir
+        previous = _previous_turns(state.get("messages", []), ctx)
         key = retrieval_cache.key(str(thread), manifest.version(info or {}), name, data_dir, ctx.collection,
                                   query, wanted, ctx.top_k, threshold, retrieval_cache.text_hash(selection))
         result = retrieval_cache.get(key) if thread else None
         cached = result is not None
         if result is None:
-            result = _fresh(ctx, name, query, selection, scope, threshold, manifest.retrieval_mode(info or {}))
+            result = _fresh(ctx, name, query, selection, scope, threshold, manifest.retrieval_mode(info or {}),
+                            previous)
             if thread:
                 retrieval_cache.put(key, result)
+        elif result.get("retrieved") and not selection and name in CONVERSATION_EMBEDDERS:
+            # The search is reused, the conversation check is not: the earlier turns have changed since.
+            off_topic_of = _off_topic(ctx, name, query, previous)
+            result["gate_score"] = answerability.gate_score(
+                answerability.features(query, result["retrieved"], _lexicon(ctx), off_topic_of))
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not

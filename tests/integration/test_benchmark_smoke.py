@@ -97,3 +97,9 @@ def test_answerability(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = run("answerability.py", "--work", str(tmp_path / "work"), "--embedding-model", "hash/256",
               "--check", str(questions), "--check-index", str(tmp_path / "data"))
     assert '"intercept"' in out and "shipped coefficients" in out
+
+
+def test_conversation_gate(tmp_path: Path) -> None:
+    out = run("conversation_gate.py", "--work", str(tmp_path / "work"), "--embedding-model", "hash/256",
+              "--limit", "40", "--repeats", "1")
+    assert "chosen on all conversations" in out and "cross-validated" in out

@@ -114,3 +114,24 @@ def test_a_section_quoting_the_questions_identifier_is_ranked_first() -> None:
     assert ranked[0]["source"] == "errors.md"
     plain, _ = ranking.rank("What does an index error mean?", [general, codes], lex, 2)
     assert plain[0]["source"] == "response.md"  # no identifier quoted: the embedding leads as before
+
+
+def test_a_follow_up_whose_best_section_left_the_conversation_is_doubted() -> None:
+    lex = lexical.build(["appeal fee waiver", "flu sick home", "appeal form"])
+    hits = [chunk("flu.md", 0.45, "If you are sick with flu, stay home.")]
+    question = "What about if I'm sick?"
+    _, alone = ranking.rank(question, hits, lex, 5)
+    _, near = ranking.rank(question, hits, lex, 5, off_topic_of=lambda c: 0.0)
+    _, drifted = ranking.rank(question, hits, lex, 5, off_topic_of=lambda c: 0.3)
+    assert alone == near and drifted is not None and alone is not None and drifted < alone
+
+
+def test_off_topic_measures_the_section_against_the_whole_conversation() -> None:
+    from logic import answerability
+
+    fee, waiver, flu = [1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.0, 0.0, 1.0]
+    assert answerability.continues(waiver, [fee])  # the same subject
+    assert not answerability.continues(flu, [fee])  # a new subject: the earlier turns do not apply
+    assert answerability.off_topic(waiver, [fee], fee) == 0.0  # the section is what the conversation is about
+    assert answerability.off_topic(waiver, [fee], flu) == pytest.approx(answerability.CONTEXT_HINGE)
+    assert not answerability.continues(waiver, [])
