@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -32,11 +31,6 @@ from tools.settings import get_settings
 # The conversation check compares cosines with constants fitted on the bundled embedder's scale; other
 # embedders (a hash for tests, Cohere at another scale and behind a network call) skip it.
 CONVERSATION_EMBEDDERS = frozenset({LOCAL_MODEL})
-# Questions and sections embedded for the conversation check: a follow-up's earlier turns were this process's
-# queries a moment ago, and a repeated question reuses its search without embedding anything again.
-_VECTORS: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
-_VECTORS_MAX = 256
-_vectors_lock = threading.Lock()
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
@@ -98,38 +92,22 @@ def _previous_turns(messages: list[AnyMessage], ctx: Context) -> list[str]:
     return found[::-1]
 
 
-def _vector(ctx: Context, name: str, embeddings: Embeddings, text: str) -> list[float]:
-    """Embed a text as a query, reusing a vector this process computed recently."""
-    with _vectors_lock:
-        found = _VECTORS.get((name, text))
-        if found is not None:
-            _VECTORS.move_to_end((name, text))
-            return found
-    timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
-    return _remember(name, text, _embedded(name, lambda: embed_query(embeddings, text, timeout)))
+@lru_cache(maxsize=256)  # a follow-up's earlier questions were embedded a turn ago: once per process
+def _conversation_vector(name: str, text: str) -> tuple[float, ...]:
+    """Embed a question or a section with the bundled embedder for the conversation check."""
+    return tuple(_embedded(name, lambda: get_embeddings(name).embed_query(text)))
 
 
-def _remember(name: str, text: str, vector: list[float]) -> list[float]:
-    """Keep a text's vector for the conversation checks of the next turns."""
-    with _vectors_lock:
-        _VECTORS[(name, text)] = vector
-        while len(_VECTORS) > _VECTORS_MAX:
-            _VECTORS.popitem(last=False)
-    return vector
-
-
-def _off_topic(ctx: Context, name: str, query: str, previous: list[str]) -> Callable[[Chunk], float] | None:
+def _off_topic(name: str, vector: Sequence[float], previous: list[str]) -> Callable[[Chunk], float] | None:
     """Return the measure of how far a section is from the conversation; None on a first turn."""
     if not previous or name not in CONVERSATION_EMBEDDERS:
         return None
-    embeddings = get_embeddings(name)
 
     def measure(chunk: Chunk) -> float:
-        vector = _vector(ctx, name, embeddings, query)
-        turns = [_vector(ctx, name, embeddings, text) for text in previous]
+        turns = [_conversation_vector(name, text) for text in previous]
         if not answerability.continues(vector, turns):  # a new subject owes nothing to the earlier turns
             return 0.0
-        return answerability.off_topic(vector, turns, _vector(ctx, name, embeddings, answerability.section_text(chunk)))
+        return answerability.off_topic(vector, turns, _conversation_vector(name, answerability.section_text(chunk)))
 
     return measure
 
@@ -150,12 +128,12 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
     """Embed and search: the selection in context mode, else the (filtered) index."""
     embeddings = get_embeddings(name)
     timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
-    vector = _remember(name, query, _embedded(name, lambda: embed_query(embeddings, query, timeout)))
+    vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
     if selection:
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
         lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
         return about_selection(query, hits, lexicon, ctx.top_k)
-    off_topic_of = _off_topic(ctx, name, query, previous)
+    off_topic_of = _off_topic(name, vector, previous)
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic_of)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     if scope is not None and not clears(confidence, threshold):
@@ -192,7 +170,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 retrieval_cache.put(key, result)
         elif result.get("retrieved") and not selection and name in CONVERSATION_EMBEDDERS:
             # The search is reused, the conversation check is not: the earlier turns have changed since.
-            off_topic_of = _off_topic(ctx, name, query, previous)
+            off_topic_of = _off_topic(name, _conversation_vector(name, query), previous)
             result["gate_score"] = answerability.gate_score(
                 answerability.features(query, result["retrieved"], _lexicon(ctx), off_topic_of))
     except AgentError as exc:

@@ -6,6 +6,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,6 @@ _OPTIONS: dict[str, Any] = {"specific_model_path": _NO_DOWNLOAD, "stopwords": se
 _TOKEN_MAX_LENGTH = 40  # fastembed Bm25's default: longer tokens are dropped
 _STOPWORDS = frozenset(w.lower() for w in STOPWORDS)
 _cache: dict[float, FastEmbedSparse] = {}
-_stemmer: list[Any] = []
 _lock = threading.Lock()
 
 
@@ -48,17 +48,21 @@ def query_terms(text: str) -> list[int]:
     tests/unit/test_sparse.py checks the ids equal fastembed's on every textbook sentence.
     """
     import mmh3
-    from py_rust_stemmers import SnowballStemmer
 
-    with _lock:
-        if not _stemmer:
-            _stemmer.append(SnowballStemmer("english"))
-    stemmer = _stemmer[0]
+    stemmer = _snowball()
     # Bm25: remove_non_alphanumeric, then SimpleTokenizer (lowercase, split on non-word characters).
     tokens = re.sub(r"[^\w]", " ", re.sub(r"[^\w\s]", " ", text).lower()).split()
     terms = {stemmer.stem_word(t) for t in tokens
              if t not in _STOPWORDS and len(t) <= _TOKEN_MAX_LENGTH and not _punctuation(t)}
     return sorted({abs(mmh3.hash(t)) for t in terms if t})
+
+
+@lru_cache(maxsize=1)
+def _snowball() -> Any:
+    """Return the English Snowball stemmer fastembed's Bm25 uses."""
+    from py_rust_stemmers import SnowballStemmer
+
+    return SnowballStemmer("english")
 
 
 def _punctuation(token: str) -> bool:

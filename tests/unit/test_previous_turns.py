@@ -15,5 +15,5 @@ def test_the_last_two_earlier_questions_stand_for_the_conversation() -> None:
 
 
 def test_the_check_is_skipped_on_a_first_turn_and_for_embedders_it_was_not_fitted_on() -> None:
-    assert _off_topic(Context(), "local/all-MiniLM-L6-v2", "What is X?", []) is None
-    assert _off_topic(Context(), "hash/256", "What about it?", ["What is X?"]) is None
+    assert _off_topic("local/all-MiniLM-L6-v2", [1.0, 0.0], []) is None
+    assert _off_topic("hash/256", [1.0, 0.0], ["What is X?"]) is None
