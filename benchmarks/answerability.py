@@ -103,7 +103,8 @@ def _retrieve(data_dir: Path, rows: list[dict[str, Any]], model: str, collection
         vector = embeddings.embed_query(row["question"])
         hits = qdrant_search.search(client, collection, embeddings, vector, ranking.candidates_for(TOP_K),
                                   mode=manifest.retrieval_mode(info), text=row["question"])
-        row["chunks"] = ranking.order(row["question"], [to_chunk(d.metadata, s) for d, s in hits], lexicon, TOP_K)
+        row["chunks"] = ranking.order(row["question"], [to_chunk(d.metadata, s) for d, s in hits], lexicon, TOP_K,
+                                      ranking.page_sizes(d.metadata for d, _ in hits))
     client.close()
 
 

@@ -31,6 +31,7 @@ class Passage:
     body: str
     chunk_index: int = 0
     token_count: int = 0
+    page_chunks: int = 1  # how many chunks the page has: ranking must not take a short page for a weak one
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -252,4 +253,5 @@ def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int
     for index, chunk in enumerate(chunks):
         chunk.chunk_index = index
         chunk.token_count = count_tokens(chunk.body)
+        chunk.page_chunks = len(chunks)
     return chunks

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from logic import answerability
 from logic.lexical import Lexicon, terms
@@ -29,24 +30,32 @@ def _identifiers(query: str) -> list[re.Pattern[str]]:
     return [re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])", re.IGNORECASE) for name in found]
 
 
+def page_sizes(metadata: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Return each hit's page chunk count from stored metadata; older indexes lack it and count as long pages."""
+    return {str(m.get("source", "")): int(m.get("page_chunks") or DOCUMENT_DEPTH) for m in metadata}
+
+
 def candidates_for(top_k: int) -> int:
     """Return how many dense neighbours to fetch so that re-ranking has room to work."""
     return max(4 * top_k, 30)
 
 
 def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
-         off_topic_of: Callable[[Chunk], float] | None = None) -> tuple[list[Chunk], float | None]:
+         off_topic_of: Callable[[Chunk], float] | None = None,
+         page_sizes: Mapping[str, int] | None = None) -> tuple[list[Chunk], float | None]:
     """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query.
 
-    `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far.
+    `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far;
+    `page_sizes` gives each page's chunk count (a page missing from it counts as long).
     """
     if not hits:
         return [], None
-    ranked = order(query, hits, lexicon, top_k)
+    ranked = order(query, hits, lexicon, top_k, page_sizes)
     return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon, off_topic_of))
 
 
-def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> list[Chunk]:
+def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
+          page_sizes: Mapping[str, int] | None = None) -> list[Chunk]:
     """Return the best `top_k` chunks, best first, each with its ranking score as `relevance`."""
     query_terms = list(dict.fromkeys(terms(query)))
     coverage = [
@@ -60,7 +69,10 @@ def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int) -> list[C
     by_source: dict[str, list[float]] = defaultdict(list)
     for chunk, value in zip(hits, relevance, strict=True):
         by_source[chunk["source"]].append(value)
-    page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / DOCUMENT_DEPTH for s, v in by_source.items()}
+    sizes = page_sizes or {}
+    # A page's evidence is its best few chunks; a page shorter than that is judged on all it has.
+    page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / max(1, min(DOCUMENT_DEPTH, sizes.get(s, DOCUMENT_DEPTH)))
+            for s, v in by_source.items()}
     combined = [r + DOCUMENT_WEIGHT * page[c["source"]] for c, r in zip(hits, relevance, strict=True)]
     best = sorted(range(len(hits)), key=combined.__getitem__, reverse=True)[:top_k]
     return [{**hits[i], "relevance": round(combined[i], 4)} for i in best]

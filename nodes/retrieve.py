@@ -120,7 +120,7 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, scope=scope)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k,
-                        off_topic_of)
+                        off_topic_of, page_sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,

@@ -48,6 +48,7 @@ def to_document(chunk: Passage, url: str) -> tuple[str, Document]:
         "module_name": folders[0] if folders else "",
         "chapter_id": chunk.source.rsplit(".", 1)[0] if "." in chunk.source.rsplit("/", 1)[-1] else chunk.source,
         "chunk_index": chunk.chunk_index,
+        "page_chunks": chunk.page_chunks,
         "token_count": chunk.token_count,
         "sha256": chunk.sha256,
         "text": chunk.body,

@@ -51,6 +51,7 @@ def test_chunk_anchor_is_its_heading_slug() -> None:
 def test_chunks_are_numbered_in_page_order() -> None:
     chunks = chunk_markdown(GUIDE, "guide.md")
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    assert {c.page_chunks for c in chunks} == {len(chunks)}
     assert [c.body for c in chunks][0] == "Welcome to the guide."
 
 

@@ -46,6 +46,17 @@ def test_page_with_several_strong_chunks_beats_one_lucky_chunk() -> None:
     assert ranked[0]["source"] == "page.md"
 
 
+def test_a_short_page_is_not_taken_for_one_lucky_chunk() -> None:
+    # The one-chunk overview page is the best match; long pages' other chunks are weak.
+    hits = [chunk("guide.md", 0.62, "x"), chunk("tour.md", 0.61, "y"), chunk("index.md", 0.64, "z")]
+    ranked = ranking.order("weeks", hits, Lexicon(), 3, {"guide.md": 40, "tour.md": 30, "index.md": 1})
+    assert ranked[0]["source"] == "index.md"
+    # Without page sizes (an index ingested before they were stored) every page counts as long.
+    assert ranking.order("weeks", hits, Lexicon(), 3)[0]["source"] == "index.md"
+    assert ranking.page_sizes([{"source": "a.md", "page_chunks": 2}, {"source": "b.md"}]) == {"a.md": 2, "b.md": 3}
+
+
+
 def test_gate_score_rises_with_the_asked_for_terms_present_and_keeps_chunk_scores() -> None:
     lex = lexical.build(["blip captions images", "robot arm", "robot leg", "Zenoh"])
     hits = [chunk("m.md", 0.30, "BLIP captions images")]
