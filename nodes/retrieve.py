@@ -98,29 +98,36 @@ def _conversation_vector(name: str, text: str) -> tuple[float, ...]:
     return tuple(_embedded(name, lambda: get_embeddings(name).embed_query(text)))
 
 
-def _off_topic(name: str, vector: Sequence[float], previous: list[str]) -> Callable[[Chunk], float] | None:
+# How far a section is from the conversation, given the section's stored vector when the search returned it.
+OffTopic = Callable[[Chunk, "Sequence[float] | None"], float]
+
+
+def _off_topic(name: str, vector: Sequence[float], previous: list[str]) -> OffTopic | None:
     """Return the measure of how far a section is from the conversation; None on a first turn."""
     if not previous or name not in CONVERSATION_EMBEDDERS:
         return None
 
-    def measure(chunk: Chunk) -> float:
+    def measure(chunk: Chunk, stored: Sequence[float] | None) -> float:
         turns = [_conversation_vector(name, text) for text in previous]
         if not answerability.continues(vector, turns):  # a new subject owes nothing to the earlier turns
             return 0.0
-        return answerability.off_topic(vector, turns, _conversation_vector(name, answerability.section_text(chunk)))
+        # The embedded index returns the section's vector as ingested; embedding it again took ~70 ms a turn.
+        section = stored if stored is not None else _conversation_vector(name, answerability.section_text(chunk))
+        return answerability.off_topic(vector, turns, section)
 
     return measure
 
 
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
-            scope: Scope | None, off_topic_of: Callable[[Chunk], float] | None = None,
-            ) -> tuple[list[Chunk], float | None]:
+            scope: Scope | None, off_topic: OffTopic | None = None) -> tuple[list[Chunk], float | None]:
     """Search the collection (within `scope`, when given) and re-rank the candidates."""
     remaining(ctx)  # out of time: no further call
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, scope=scope)
+    stored = {str(doc.metadata.get("chunk_id", "")): doc.metadata.get(search.VECTOR_KEY) for doc, _ in hits}
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k,
-                        off_topic_of, page_sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
+                        (lambda chunk: off_topic(chunk, stored.get(chunk["chunk_id"]))) if off_topic else None,
+                        page_sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
@@ -133,12 +140,12 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
         hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
         lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
         return about_selection(query, hits, lexicon, ctx.top_k)
-    off_topic_of = _off_topic(name, vector, previous)
-    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic_of)
+    off_topic = _off_topic(name, vector, previous)
+    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
-        wider, best = _search(ctx, embeddings, vector, query, mode, None, off_topic_of)
+        wider, best = _search(ctx, embeddings, vector, query, mode, None, off_topic)
         if clears(best, threshold):
             result["not_found"] = {"reason": "filtered_out", "best_score": confidence, "threshold": threshold,
                                    "nearest": sections(wider)}
@@ -170,9 +177,9 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 retrieval_cache.put(key, result)
         elif result.get("retrieved") and not selection and name in CONVERSATION_EMBEDDERS:
             # The search is reused, the conversation check is not: the earlier turns have changed since.
-            off_topic_of = _off_topic(name, _conversation_vector(name, query), previous)
-            result["gate_score"] = answerability.gate_score(
-                answerability.features(query, result["retrieved"], _lexicon(ctx), off_topic_of))
+            off_topic = _off_topic(name, _conversation_vector(name, query), previous)
+            result["gate_score"] = answerability.gate_score(answerability.features(
+                query, result["retrieved"], _lexicon(ctx), (lambda c: off_topic(c, None)) if off_topic else None))
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not

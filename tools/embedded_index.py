@@ -24,6 +24,8 @@ from logic.fusion import reciprocal_rank_fusion
 
 FOLDER = "embedded"
 CURRENT = "CURRENT"
+# Metadata key under which search returns a hit's stored dense vector (unit length).
+VECTOR_KEY = "_vector"
 _lock = threading.Lock()
 
 
@@ -160,4 +162,7 @@ def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int
         fused = reciprocal_rank_fusion([rows, _top(keyword, k, matched)], k)
         # As on a server: the fused candidates are returned best cosine first, with their cosine.
         rows = sorted(fused, key=lambda r: -float(cosine[r]))
-    return [(snap.document(r), float(cosine[r])) for r in rows]
+    found = [(snap.document(r), float(cosine[r])) for r in rows]
+    for (document, _), r in zip(found, rows, strict=True):
+        document.metadata[VECTOR_KEY] = snap.vectors[r]  # a view: the conversation check reads it, nothing copies
+    return found

@@ -14,6 +14,8 @@ from tools import embedded_export, embedded_index, manifest, qdrant_search, spar
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
+# Metadata key of a hit's dense vector as stored, when the embedded index returns it (the server path does not).
+VECTOR_KEY = embedded_index.VECTOR_KEY
 
 
 def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index.Snapshot:
