@@ -46,10 +46,12 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     overlap with the question, the chunk's rank and a "how do I" question's preference for steps add to it.
     `headings` (one per chunk) name each chunk's section.
     """
-    # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone.
+    # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone,
+    # nor does a question (review questions often repeat the user's own, word for word).
     found = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
     # ...unless it is all there is: a chunk cut right after its definition ("X is a technique that ...:").
-    candidates = [(i, u) for i, u in found if not (u.kind == "sentence" and u.body.endswith(":"))] or found
+    candidates = [(i, u) for i, u in found if not (u.kind == "sentence" and u.body.endswith(":")) and not _asks(u)] \
+        or found
     if not candidates:
         return []
     query_terms = set(terms(query))
@@ -96,6 +98,14 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
             : max(max_sentences - len(picked), 0)]
     picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1)])  # the best few, in reading order
     return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
+
+
+def _asks(unit: Unit) -> bool:
+    """Tell a question, or a list of them, from a statement: a question states no answer."""
+    if unit.kind == "sentence":
+        return unit.body.rstrip().endswith("?")
+    items = [line for line in unit.body.splitlines() if _BULLET.match(line)] if unit.kind == "list" else []
+    return bool(items) and 2 * sum(line.rstrip().endswith("?") for line in items) > len(items)
 
 
 def _quote(unit: Unit) -> str:

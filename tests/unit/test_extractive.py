@@ -173,3 +173,11 @@ def test_a_list_under_a_heading_that_names_the_question_is_quoted_as_the_runner_
     picked = extract_answer("What are the key features of Gazebo?", [intro, features], similarity=similarity,
                             headings=["Introduction to Gazebo", "Key Features of Gazebo"])
     assert "Plugin architecture" in " ".join(text for _, text in picked)
+
+
+def test_review_questions_are_not_quoted_as_the_answer() -> None:
+    review = ("1. What is the basic structure of a ROS 2 node?\n2. How do you clean up a node?\n"
+              "3. When would you use an action instead of a service?")
+    answer = "Use an action for a long-running goal that sends feedback and can be cancelled; a service returns once."
+    quoted = " ".join(t for _, t in extract_answer("When should I use an action instead of a service?", [review, answer]))
+    assert "long-running goal" in quoted and "?" not in quoted
