@@ -179,5 +179,6 @@ def test_review_questions_are_not_quoted_as_the_answer() -> None:
     review = ("1. What is the basic structure of a ROS 2 node?\n2. How do you clean up a node?\n"
               "3. When would you use an action instead of a service?")
     answer = "Use an action for a long-running goal that sends feedback and can be cancelled; a service returns once."
-    quoted = " ".join(t for _, t in extract_answer("When should I use an action instead of a service?", [review, answer]))
+    picked = extract_answer("When should I use an action instead of a service?", [review, answer])
+    quoted = " ".join(text for _, text in picked)
     assert "long-running goal" in quoted and "?" not in quoted
