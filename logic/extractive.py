@@ -17,6 +17,11 @@ _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+# "What is X?", "Why …?", "How does X work?": the reader wants the explanation; bare code illustrates it at most.
+_EXPLAIN = re.compile(r"^\s*(?:what\s+(?:is|are)\b|why\b|how\s+(?:does|is|are)\b|explain\b|describe\b)", re.IGNORECASE)
+# Sections about the page rather than its subject: what a learner will do, not what the subject is.
+_META_SECTION = re.compile(r"\b(?:learning\s+objectives?|objectives|what\s+you(?:'ll|\s+will)\s+learn)\b",
+                           re.IGNORECASE)
 _HOW = re.compile(r"^\s*(?:how\s+(?:do|can|should|would|to)|what\s+(?:command|steps)|steps?\b|install|set\s*up|"
                   r"configure|run|create|write|show\s+me)", re.IGNORECASE)
 
@@ -47,11 +52,13 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     `headings` (one per chunk) name each chunk's section.
     """
     # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone,
-    # nor does a question (review questions often repeat the user's own, word for word).
+    # nor does a question (review questions often repeat the user's own, word for word), nor a section about
+    # the page itself ("Learning Objectives": what a reader will do, not what the subject is).
+    meta = {i for i, heading in enumerate(headings or []) if _META_SECTION.search(heading)}
     found = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
     # ...unless it is all there is: a chunk cut right after its definition ("X is a technique that ...:").
-    candidates = [(i, u) for i, u in found if not (u.kind == "sentence" and u.body.endswith(":")) and not _asks(u)] \
-        or found
+    candidates = [(i, u) for i, u in found
+                  if not (u.kind == "sentence" and u.body.endswith(":")) and not _asks(u) and i not in meta] or found
     if not candidates:
         return []
     query_terms = set(terms(query))
@@ -71,6 +78,7 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     meaning = meaning if len(meaning) == n else [0.0] * n
     wants_steps = bool(_HOW.search(query))
     wanted_kind = next((kind for kind, words in _KIND_WORDS.items() if words & set(terms(query))), None)
+    explains = bool(_EXPLAIN.search(query)) and not wants_steps and wanted_kind != "code"
     if not asked_terms(query) and wanted_kind is None:
         # "Summarize this": nothing to match, so quote the opening sentences, as a reader skims.
         return [(i, _quote(u)) for i, u in candidates if u.kind == "sentence"][:max_sentences]
@@ -82,6 +90,7 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
         steps = 0.15 if wants_steps and unit.kind in ("code", "list") else 0.0
         steps += 0.5 if unit.kind == wanted_kind else 0.0
         dangling = 0.3 if unit.kind == "sentence" and unit.body.endswith(":") else 0.0
+        dangling += 0.3 if explains and unit.kind == "code" and not unit.lead else 0.0
         return 2.0 * meaning[k] + 0.3 * lexical + 0.2 / (1 + rank) + 0.05 / (1 + unit.position) + steps - dangling
 
     order = sorted(range(n), key=score, reverse=True)
@@ -96,7 +105,11 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
             picked.append(follower)
         picked += [k for k in order[1:] if k not in picked and candidates[k][1].kind == "sentence"][
             : max(max_sentences - len(picked), 0)]
-    picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1)])  # the best few, in reading order
+    # The best few in reading order; an explanation opens with the chunk of its best unit (the definition,
+    # not the code of a higher-ranked chunk), whose units keep their order.
+    lead_chunk = candidates[best][0] if explains else -1
+    picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1)],
+                    key=lambda k: (candidates[k][0] != lead_chunk, k))
     return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
 
 

@@ -182,3 +182,22 @@ def test_review_questions_are_not_quoted_as_the_answer() -> None:
     picked = extract_answer("When should I use an action instead of a service?", [review, answer])
     quoted = " ".join(text for _, text in picked)
     assert "long-running goal" in quoted and "?" not in quoted
+
+
+def test_an_explanation_opens_with_the_definition_rather_than_a_higher_ranked_chunks_code() -> None:
+    code = "```xml\n<xacro:macro name=\"arm\" params=\"side\">\n  <link name=\"${side}_arm\"/>\n</xacro:macro>\n```"
+    prose = "Xacro is a macro language for URDF that adds parameters and reuse to robot descriptions."
+    picked = extract_answer("What is Xacro used for?", [code, prose])
+    assert picked[0] == (1, prose)
+    # Asked how to do something, the chunks keep their ranked order: the code comes first.
+    steps = extract_answer("How do I write a Xacro macro?", [code, prose])
+    assert steps[0][0] == 0
+
+
+def test_learning_objectives_give_way_to_the_section_that_explains() -> None:
+    objectives = "- Understand how behavior trees drive navigation\n- Learn to write behavior tree XML"
+    explained = ("Nav2 runs a behavior tree:\n\n- The tree ticks the planner, then the controller\n"
+                 "- Recovery nodes run when a behavior tree branch fails")
+    picked = extract_answer("How are behavior trees used in Nav2?", [objectives, explained],
+                            headings=["Learning Objectives", "Behavior Trees"])
+    assert [rank for rank, _ in picked][0] == 1 and "Understand how" not in " ".join(t for _, t in picked)
