@@ -16,6 +16,8 @@ _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)`\]][.!?])\s+(?=[A-Z`(\"'])")  # "… cold process. Threads, …"
+_LIST_OR_TABLE = re.compile(r"^\s*(?:[-+*]|\d+[.)]|\|)\s")
 MAX_FRONT_MATTER = 20_000  # characters; a page's title, slug and tags fit in far less
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")  # Docusaurus `## Heading {#custom-id}`
 
@@ -154,8 +156,19 @@ def _segments(lines: list[str]) -> list[list[str]]:
     return [seg for seg in segments if seg]
 
 
+def _sentence_cut(block: str) -> int | None:
+    """Return where to cut a long prose paragraph: the sentence end nearest its middle (None for lists or one sentence).
+
+    Cutting a hard-wrapped paragraph at a line end leaves half a sentence in each chunk, quoted as a fragment.
+    """
+    if _LIST_OR_TABLE.match(block):
+        return None
+    ends = [m.end() for m in _SENTENCE_BREAK.finditer(block)]
+    return min(ends, key=lambda at: abs(at - len(block) / 2)) if ends else None
+
+
 def _split(block: str, budget: int) -> list[str]:
-    """Cut an oversized paragraph by lines; a code block cut in two keeps its fences in both halves."""
+    """Cut an oversized paragraph between sentences, else by lines; a code block cut in two keeps its fences."""
     lines = block.splitlines()
     if _FENCE.match(lines[0]) and sum(bool(_FENCE.match(line)) for line in lines) % 2:
         lines.append(lines[0].strip()[:3])  # the page never closed this block; close it so halves stay code
@@ -165,6 +178,8 @@ def _split(block: str, budget: int) -> list[str]:
     elif len(lines) > 3 and _FENCE.match(lines[0]) and _FENCE.match(lines[-1]):
         inner, mid = lines[1:-1], (len(lines) - 2) // 2
         halves = ["\n".join([lines[0], *inner[:mid], lines[-1]]), "\n".join([lines[0], *inner[mid:], lines[-1]])]
+    elif not _FENCE.match(lines[0]) and (cut := _sentence_cut(block)) is not None:
+        halves = [block[:cut].rstrip(), block[cut:].lstrip()]
     elif len(lines) > 1 and not _FENCE.match(lines[0]):
         mid = len(lines) // 2
         halves = ["\n".join(lines[:mid]), "\n".join(lines[mid:])]
@@ -180,7 +195,7 @@ def _pack(blocks: list[str], budget: int) -> list[str]:
     size = 0
     for block in blocks:
         tokens = count_tokens(block)
-        parts = _split(block, budget) if tokens > budget and "\n" in block else [block]
+        parts = _split(block, budget) if tokens > budget else [block]
         for part in parts:
             part_tokens = count_tokens(part)
             if current and size + part_tokens > budget:

@@ -190,3 +190,20 @@ def test_overlap_must_stay_below_half_the_chunk() -> None:
 def test_sidebar_label_titles_a_page_without_title_or_h1() -> None:
     (chunk,) = chunk_markdown("---\nsidebar_label: Quick tour\n---\n\nSome text.\n", "docs/tour.md")
     assert chunk.title == "Quick tour"
+
+
+def test_a_long_wrapped_paragraph_is_cut_between_sentences_not_mid_sentence() -> None:
+    sentences = [f"Sentence {i} explains how the warm agent relays ask number {i} over its socket." for i in range(12)]
+    text = " ".join(sentences)
+    wrapped = "\n".join(text[i:i + 70] for i in range(0, len(text), 70))  # hard-wrapped mid-sentence, as editors do
+    chunks = chunk_markdown(f"# Warm\n\n{wrapped}\n", "warm.md", chunk_tokens=120)
+    assert len(chunks) > 1
+    assert all(c.token_count <= 120 for c in chunks)
+    assert all(c.body.rstrip().endswith(".") for c in chunks), [c.body[-30:] for c in chunks]
+    assert "".join(c.body.replace("\n", "") for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_a_long_single_line_paragraph_is_cut_too() -> None:
+    text = " ".join(f"Sentence {i} is about the robot's arm and its many joints." for i in range(40))
+    chunks = chunk_markdown(f"# Arm\n\n{text}\n", "arm.md", chunk_tokens=100)
+    assert len(chunks) > 1 and all(c.token_count <= 100 for c in chunks)
