@@ -42,20 +42,20 @@ def candidates_for(top_k: int) -> int:
 
 def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
          off_topic_of: Callable[[Chunk], float] | None = None,
-         page_sizes: Mapping[str, int] | None = None) -> tuple[list[Chunk], float | None]:
+         sizes: Mapping[str, int] | None = None) -> tuple[list[Chunk], float | None]:
     """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query.
 
     `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far;
-    `page_sizes` gives each page's chunk count (a page missing from it counts as long).
+    `sizes` gives each page's chunk count, as `page_sizes` reads it (a page missing from it counts as long).
     """
     if not hits:
         return [], None
-    ranked = order(query, hits, lexicon, top_k, page_sizes)
+    ranked = order(query, hits, lexicon, top_k, sizes)
     return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon, off_topic_of))
 
 
 def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
-          page_sizes: Mapping[str, int] | None = None) -> list[Chunk]:
+          sizes: Mapping[str, int] | None = None) -> list[Chunk]:
     """Return the best `top_k` chunks, best first, each with its ranking score as `relevance`."""
     query_terms = list(dict.fromkeys(terms(query)))
     coverage = [
@@ -69,10 +69,9 @@ def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
     by_source: dict[str, list[float]] = defaultdict(list)
     for chunk, value in zip(hits, relevance, strict=True):
         by_source[chunk["source"]].append(value)
-    sizes = page_sizes or {}
     # A page's evidence is its best few chunks; a page shorter than that is judged on all it has.
-    page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / max(1, min(DOCUMENT_DEPTH, sizes.get(s, DOCUMENT_DEPTH)))
-            for s, v in by_source.items()}
+    depth = {s: max(1, min(DOCUMENT_DEPTH, (sizes or {}).get(s, DOCUMENT_DEPTH))) for s in by_source}
+    page = {s: sum(sorted(v, reverse=True)[:DOCUMENT_DEPTH]) / depth[s] for s, v in by_source.items()}
     combined = [r + DOCUMENT_WEIGHT * page[c["source"]] for c, r in zip(hits, relevance, strict=True)]
     best = sorted(range(len(hits)), key=combined.__getitem__, reverse=True)[:top_k]
     return [{**hits[i], "relevance": round(combined[i], 4)} for i in best]

@@ -127,7 +127,7 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
     stored = {str(doc.metadata.get("chunk_id", "")): doc.metadata.get(search.VECTOR_KEY) for doc, _ in hits}
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k,
                         (lambda chunk: off_topic(chunk, stored.get(chunk["chunk_id"]))) if off_topic else None,
-                        page_sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
+                        sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
