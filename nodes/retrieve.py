@@ -99,7 +99,7 @@ def _conversation_vector(name: str, text: str) -> tuple[float, ...]:
 
 
 # How far a section is from the conversation, given the section's stored vector when the search returned it.
-OffTopic = Callable[[Chunk, "Sequence[float] | None"], float]
+OffTopic = Callable[[Chunk, Sequence[float] | None], float]
 
 
 def _off_topic(name: str, vector: Sequence[float], previous: list[str]) -> OffTopic | None:
