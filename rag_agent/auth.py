@@ -110,6 +110,8 @@ async def owner_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict
     owner = ctx.user.identity
     if policy.is_visitor(owner):
         policy.check(ctx.resource, ctx.action, value)
+    if ctx.action == "create_run":
+        await _check_run_for_user(owner, value.get("kwargs") or {})
     if ctx.action in _WRITES:
         # In place: the server keeps its own reference to this dict, so a replacement would be lost.
         # Overwrites any owner the client sent, so nobody can create or re-tag a thread as someone else's.
@@ -119,6 +121,27 @@ async def owner_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict
         else:
             value["metadata"] = {"owner": owner}
     return {"owner": owner}
+
+
+def is_admin(identity: str) -> bool:
+    """Tell whether a user is an admin: named in RAG_AGENT_ADMINS, or `local` on a server without keys."""
+    settings = get_settings()
+    if identity == LOCAL_USER and not settings.api_keys.get_secret_value().strip():
+        return True
+    return identity in {a.strip() for a in settings.admins.split(",") if a.strip()}
+
+
+async def _check_run_for_user(identity: str, kwargs: dict[str, Any]) -> None:
+    """Refuse admin-only stream modes to everyone else, and webhooks to non-public addresses to everyone."""
+    refused = policy.stream_modes(kwargs.get("stream_mode")) & policy.ADMIN_STREAM_MODES
+    if refused and not is_admin(identity):
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail=f"stream_mode {', '.join(sorted(refused))} is for admins only: it carries the "
+                                    "prompts and the model's raw output")
+    if kwargs.get("webhook"):
+        problem = await policy.webhook_problem(kwargs["webhook"])
+        if problem:
+            raise Auth.exceptions.HTTPException(status_code=403, detail=problem)
 
 
 def _own_or_system(ctx: Auth.types.AuthContext) -> dict[str, Any]:

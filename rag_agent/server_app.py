@@ -1,7 +1,8 @@
 """The ASGI app `langgraph.json` mounts beside the LangGraph API (`http.app`): its middleware wraps every route.
 
 Routes: the chat widget, the demo site, visitor tokens and feedback (rag_agent/web/app.py). Middleware,
-outermost first: the CORS allow-list, rate and size limits, and the token check on the API docs and metrics.
+outermost first: the CORS allow-list, rate and size limits, the token check on the API docs and metrics, and
+the visitor allow-list and admin-only parts (rag_agent/visitor_policy.py, applied by rag_agent/web/surface.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from starlette.middleware import Middleware
 from rag_agent.meta_guard import MetaGuard
 from rag_agent.web.app import lifespan, routes
 from rag_agent.web.middleware import Guard, OriginGate
+from rag_agent.web.surface import SurfaceGate
 
-app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard), Middleware(MetaGuard)],
-                lifespan=lifespan)
+app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard), Middleware(MetaGuard),
+                                           Middleware(SurfaceGate)], lifespan=lifespan)

@@ -42,7 +42,7 @@ async def token(request: Request) -> Response:
     """Issue a visitor token; a still-valid one sent back is renewed for the same visitor."""
     try:
         body: Any = await request.json() if await request.body() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply: a fresh visitor
         body = {}
     old = visitors.verify(str(body.get("token", ""))) if isinstance(body, dict) else None
     signed, visitor = await run_in_threadpool(visitors.issue, None, old.visitor_id if old else None)

@@ -54,7 +54,7 @@ async def post(request: Request) -> Response:
     """Store a rating (+1/-1, or "up"/"down") with an optional comment for one of the requester's turns."""
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser's stack
         body = None
     if not isinstance(body, dict):
         return JSONResponse({"detail": "send JSON: {\"turn_id\": ..., \"rating\": \"up\" or \"down\", "

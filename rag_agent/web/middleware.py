@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -18,7 +20,19 @@ from tools.settings import get_settings
 RUN_PATH = re.compile(r"^/(?:threads/[^/]+/)?runs(?:/stream|/wait|/batch)?/?$")
 TOKEN_PATH = "/widget/token"
 THREADS_PATH = "/threads"  # creating threads costs storage: counted per IP
+MCP_PATH = "/mcp"  # each tools/call starts a run: counted like one
 _EXPOSED = "content-location, x-pagination-total, x-pagination-next, retry-after"
+
+
+def _literal_host(host: str) -> bool:
+    """Tell whether a host is an IP literal or localhost, names no DNS rebinding can point elsewhere."""
+    if host == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def allowed_origins() -> frozenset[str]:
@@ -43,9 +57,15 @@ class OriginGate:
     def __init__(self, app: ASGIApp) -> None:
         self.app, self.origins = app, allowed_origins()
 
-    def _allowed(self, origin: str, headers: Headers) -> bool:
-        host = origin.split("://", 1)[-1]
-        return "*" in self.origins or origin in self.origins or host == (headers.get("host") or "").lower()
+    def _allowed(self, origin: str, scope: Scope, headers: Headers) -> bool:
+        if "*" in self.origins or origin in self.origins:
+            return True
+        # The server's own pages (the demo) call it from its own origin. Only an IP literal or localhost counts
+        # as "own" unlisted: a DNS name in Host may be an attacker's rebound to this server (DNS rebinding), and
+        # scheme and port must match too. Serve the demo under a name? List that origin.
+        host = (headers.get("host") or "").lower()
+        own = f"{scope.get('scheme', 'http')}://{host}"
+        return origin == own and _literal_host(urlsplit(own).hostname or "")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer preflights, refuse foreign origins, and set CORS headers for allowed ones."""
@@ -53,7 +73,7 @@ class OriginGate:
             await self.app(scope, receive, send)
             return
         origin = headers["origin"].rstrip("/").lower()
-        if not self._allowed(origin, headers):
+        if not self._allowed(origin, scope, headers):
             await respond(send, 403, {"detail": f"origin {origin} is not allowed; add it to RAG_AGENT_ALLOWED_ORIGINS"})
             return
         cors = {"access-control-allow-origin": headers["origin"], "vary": "Origin",
@@ -77,8 +97,58 @@ class OriginGate:
         await self.app(scope, receive, send_with_cors)
 
 
+def _hosts(forwarded: str) -> set[str]:
+    """Return the hosts named in an X-Forwarded-For value, ports and IPv6 brackets dropped."""
+    hosts = set()
+    for entry in (e.strip() for e in forwarded.split(",")):
+        if entry.startswith("["):
+            hosts.add(entry[1:].partition("]")[0])
+        else:
+            hosts.add(entry.rpartition(":")[0] if entry.count(":") == 1 else entry)
+    return hosts
+
+
+async def read_body(receive: Receive, limit: int | None = None) -> bytes | None:
+    """Read a whole request body; None when the client left. Stops once past `limit` bytes (the caller checks)."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+        if limit is not None and len(body) > limit:
+            break
+    return body
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """Return a receive callable that hands on a body already read, then the client's later messages."""
+    replayed = False
+
+    async def again() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
+
+
+def mcp_call(body: bytes) -> tuple[bool, Any]:
+    """Tell whether an MCP request body calls a tool (and so starts a run); return it with the request id."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return False, None
+    messages = message if isinstance(message, list) else [message]
+    calls = [m for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"]
+    return bool(calls), calls[0].get("id") if calls else None
+
+
 class Guard:
-    """Rate limits per visitor and per IP on starting runs and getting tokens; a cap on request bodies."""
+    """Rate limits per visitor and per IP on starting runs (MCP tool calls too) and getting tokens; a body cap."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -88,11 +158,18 @@ class Guard:
         self.by_visitor, self.by_ip = limits.SlidingWindow(), limits.SlidingWindow()
 
     def _client_ip(self, scope: Scope, headers: Headers) -> str:
-        forwarded = headers.get("x-forwarded-for", "") if self.trust_proxy else ""
-        if forwarded:
-            return forwarded.split(",")[0].strip()
+        """Return the key the per-IP limit counts: the socket peer unless RAG_AGENT_TRUST_PROXY is set."""
+        forwarded = ", ".join(headers.getlist("x-forwarded-for"))
         client = scope.get("client")
-        return str(client[0]) if client else "unknown"
+        peer = str(client[0]) if client else "unknown"
+        if self.trust_proxy and forwarded.strip():
+            # The right-most entry is what the nearest proxy saw; entries to its left are the client's to invent.
+            return forwarded.split(",")[-1].strip() or peer
+        if forwarded and peer in _hosts(forwarded):
+            # uvicorn replaced the socket peer (a proxy it trusts, 127.0.0.1 by default) with a client-chosen
+            # X-Forwarded-For value. Not trusted here: every such request counts against the proxy itself.
+            return "forwarded-by-proxy"
+        return peer
 
     def _wait(self, scope: Scope, headers: Headers, per_visitor: bool) -> float:
         """Count this request; return 0 when it may go on, else the seconds to wait."""
@@ -109,7 +186,8 @@ class Guard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse over-limit requests with a friendly 429 and oversized bodies with a 413."""
-        if scope["type"] != "http" or scope["method"] not in {"POST", "PUT", "PATCH"}:
+        if (scope["type"] != "http" or scope["method"] not in {"POST", "PUT", "PATCH"}
+                or str(scope.get("root_path", "")).startswith("/noauth")):  # the server's own in-process calls
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
@@ -120,24 +198,20 @@ class Guard:
             if wait:
                 await respond(send, 429, {"detail": limits.slow_down(wait)}, {"retry-after": str(max(1, round(wait)))})
                 return
-        body, more = b"", True
-        while more:  # read the body here (bounded), then hand it on whole
-            message = await receive()
-            if message["type"] == "http.disconnect":
+        body = await read_body(receive, self.max_body)
+        if body is None:
+            return
+        if len(body) > self.max_body:
+            await respond(send, 413, {"detail": f"That message is too long ({len(body) // 1024}+ KB; the limit "
+                                                f"is {self.max_body // 1024} KB). Please shorten it."})
+            return
+        if path == MCP_PATH:
+            calls, request_id = mcp_call(body)
+            wait = self._wait(scope, headers, per_visitor=True) if calls else 0.0
+            if wait:  # a JSON-RPC error an MCP client shows, with the HTTP status a proxy understands
+                message = limits.slow_down(wait)
+                await respond(send, 429, {"jsonrpc": "2.0", "id": request_id, "detail": message,
+                                          "error": {"code": -32000, "message": message}},
+                              {"retry-after": str(max(1, round(wait)))})
                 return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_body:
-                await respond(send, 413, {"detail": f"That message is too long ({len(body) // 1024}+ KB; the limit "
-                                                    f"is {self.max_body // 1024} KB). Please shorten it."})
-                return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay(body, receive), send)
