@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.messages import HumanMessage
 from langgraph.config import get_config
@@ -16,10 +18,11 @@ from langgraph.runtime import get_runtime
 
 from graph.context import Context, resolve_context
 from graph.record_stores import default_store, location, lookup, purge_due, recording_on
+from logic import selection
 from logic.errors import AgentError
 from logic.masking import mask_personal
 from logic.not_found import label
-from tools import manifest
+from tools import manifest, search
 from tools.records import RecordStore, store_errors
 from tools.settings import get_settings, secrets
 
@@ -41,13 +44,47 @@ def _question(state: dict[str, Any]) -> str:
     return ""
 
 
-def _sources(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return the sections the turn cited, or for a refusal the nearest ones it pointed to."""
-    if state.get("citations"):
-        return [{"title": label(c), "source_url": c["source_url"], "source": c["source"],
-                 "score": round(c["score"], 3)} for c in state["citations"]]
+def _score(value: Any) -> float | None:
+    """Return a score as a rounded number, None when it is not one."""
+    return round(float(value), 3) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _web_url(url: Any) -> bool:
+    """Tell whether a URL is http(s) or relative, the only kinds a record may keep."""
+    scheme = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", str(url))).scheme.lower()
+    return scheme in {"", "http", "https"}
+
+
+def _sources(state: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """Return the sections the turn cited, read back from the index; for a refusal the nearest ones it pointed to.
+
+    The state is what a caller with state writes could have edited: a cited chunk's title and link come from the
+    index by its id, and one the index does not hold (other than the reader's own selected text) is left out.
+    """
+    citations = [c for c in state.get("citations") or [] if isinstance(c, dict)]
+    if citations:
+        try:
+            stored = search.stored_chunks(get_settings().data_dir, ctx.collection,
+                                          [str(c.get("chunk_id", "")) for c in citations])
+        except Exception as exc:  # noqa: BLE001 - a record must never fail a turn over the index
+            log.warning("cited chunks not verified against the index: %s", exc)
+            stored = {}
+        out = []
+        for c in citations:
+            meta = stored.get(str(c.get("chunk_id", "")))
+            if meta is not None:
+                chunk = {"title": str(meta.get("title", "")), "heading_hierarchy": list(meta.get("heading_hierarchy")
+                                                                                      or [])}
+                out.append({"title": label(chunk), "source_url": str(meta.get("source_url", "")),  # type: ignore[arg-type]
+                            "source": str(meta.get("source", "")), "score": _score(c.get("score"))})
+            elif c.get("source") == selection.SOURCE:
+                out.append({"title": "the reader's selected text", "source_url": "", "source": selection.SOURCE,
+                            "score": _score(c.get("score"))})
+        return out
     nearest = (state.get("not_found") or {}).get("nearest") or []
-    return [dict(s) for s in nearest]
+    return [{"title": str(s.get("title", "")), "source_url": str(s.get("source_url", "")),
+             "source": str(s.get("source", "")), "score": _score(s.get("score"))}
+            for s in nearest if isinstance(s, dict) and _web_url(s.get("source_url", ""))]
 
 
 def flagged(state: dict[str, Any]) -> bool:
@@ -75,7 +112,7 @@ def build_record(state: dict[str, Any], thread_id: str, ctx: Context, now: float
         "finished_at": now, "question": _question(state),
         "standalone_query": mask_personal(state.get("retrieval_query") or "", secrets())[:QUESTION_CHARS],
         "status": state.get("status", "error"), "not_found_reason": (state.get("not_found") or {}).get("reason"),
-        "flagged": int(flagged(state)), "confidence": state.get("confidence"), "sources": _sources(state),
+        "flagged": int(flagged(state)), "confidence": state.get("confidence"), "sources": _sources(state, ctx),
         "top_score": state.get("top_score"), "model": state.get("model_used", ""),
         "embedder": state.get("embedding_model", ""), "tokens": int(state.get("tokens_used") or 0),
         "latency_ms": round((now - started) * 1000, 1), "error_code": error.get("code"),

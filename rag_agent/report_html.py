@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
+from urllib.parse import urlsplit
 
 from rag_agent.report import OUTCOMES
 
@@ -17,6 +19,28 @@ min-width:130px}.card b{display:block;font-size:1.5rem}.muted{color:#666}table{b
 td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #eee;vertical-align:top}.gap{border:1px solid #ddd;
 border-radius:8px;padding:.6rem 1rem;margin:.8rem 0}.gap h3{margin:.2rem 0}.legend span{margin-right:1rem}
 .sw{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:middle}"""
+
+
+def safe_href(url: Any) -> str | None:
+    """Return the URL escaped for an href when it is http(s) or relative; None for any other scheme (javascript:…)."""
+    text = str(url or "").strip()
+    # Browsers ignore tabs, newlines and control characters inside a scheme ("java\tscript:"): judge it without them.
+    try:
+        scheme = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", text)).scheme.lower()
+    except ValueError:  # e.g. an unbalanced IPv6 bracket: not a URL to link to
+        return None
+    if not text or scheme not in {"", "http", "https"}:
+        return None
+    return escape(text, quote=True)
+
+
+def _link(url: Any, title: Any) -> str:
+    """Render a link, or only its escaped title when the URL is not one a reader may follow."""
+    href = safe_href(url)
+    label = escape(str(title or url or ""))
+    if href is None:
+        return f'{label} <span class="muted">(link not shown: not an http(s) URL)</span>'
+    return f'<a href="{href}" rel="noopener noreferrer">{label}</a>'
 
 
 def _legend() -> str:
@@ -86,7 +110,7 @@ def _gaps(groups: list[dict[str, Any]]) -> str:
     cards = []
     for group in (g for g in groups if g["count"] > 1):
         examples = "".join(f"<li>{escape(q)}</li>" for q in group["examples"])
-        nearest = "".join(f'<li><a href="{escape(s["source_url"])}">{escape(s["title"])}</a></li>'
+        nearest = "".join(f'<li>{_link(s.get("source_url"), s.get("title"))}</li>'
                           for s in group["nearest_sections"]) or "<li class='muted'>none</li>"
         cards.append(f'<div class="gap"><h3>{escape(group["topic"])} <span class="muted">— {group["count"]} '
                      f'question(s): {group["not_found"]} not found, {group["low_confidence"]} low confidence</span>'

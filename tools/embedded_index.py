@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import mmap
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,18 @@ class Snapshot:
         assert self._payloads is not None, "a snapshot with rows has its payloads mapped"
         raw = json.loads(self._payloads[int(self.offsets[row]):int(self.offsets[row + 1])])
         return Document(page_content=raw["page_content"], metadata={**raw["metadata"], "_id": raw["id"]})
+
+    def find(self, point_id: str) -> Document | None:
+        """Return the stored chunk with this point id (a UUID), or None when the index has no such chunk."""
+        if self._payloads is None or not re.fullmatch(r"[0-9a-f-]{36}", point_id):
+            return None
+        at = self._payloads.find(b'{"id": "' + point_id.encode() + b'", ')  # each payload line starts so
+        if at < 0:
+            return None
+        row = int(np.searchsorted(self.offsets, at, side="right")) - 1
+        if row < 0 or row >= self.rows or int(self.offsets[row]) != at:
+            return None
+        return self.document(row)
 
     def allowed(self, sources: list[str] | None, headings: list[str] | None) -> np.ndarray[Any, Any] | None:
         """Return which rows a filter admits (None: every row)."""

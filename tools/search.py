@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -58,3 +59,20 @@ def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: 
         raise
     except Exception as exc:  # a damaged or half-copied snapshot is a retrieval outage to the user
         raise RetrievalError(f"the embedded index failed ({type(exc).__name__}: {exc}); re-run ingest") from exc
+
+
+def stored_chunks(data_dir: str | Path, collection: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Return the stored metadata of the chunks with these ids that the index holds (others are left out)."""
+    wanted = sorted({i for i in ids if i})
+    if not wanted:
+        return {}
+    if get_settings().qdrant_url:
+        try:
+            points = vectorstore.open_client(data_dir).retrieve(collection, ids=wanted, with_payload=True)
+        except ValueError:  # an id that is not a UUID: not one of ours
+            return {}
+        found = {str(p.id): dict((p.payload or {}).get("metadata") or {}) for p in points}
+        return {k: v for k, v in found.items() if k in wanted}
+    snap = snapshot(data_dir, collection, vectorstore.DENSE)
+    docs = {i: snap.find(i) for i in wanted}
+    return {i: dict(doc.metadata) for i, doc in docs.items() if doc is not None}

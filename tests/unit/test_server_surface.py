@@ -256,3 +256,20 @@ def test_deeply_nested_json_is_a_clear_400_not_a_500(monkeypatch: pytest.MonkeyP
         assert client.post("/widget/token", content=nested).status_code == 200
         run = client.post("/threads/t/runs/stream", headers=as_visitor(), content=nested)
         assert run.status_code == 400 and "nested too deeply" in run.json()["detail"]
+
+
+# --- HTML outputs trust no URL a caller sent ----------------------------------------------------------
+
+
+def test_the_coverage_report_never_links_a_forged_script_url() -> None:
+    from rag_agent.report_html import _gaps
+
+    forged = ["javascript:alert(document.cookie)", " JaVa\tScRiPt:alert(1)", "data:text/html,<script>x</script>",
+              "vbscript:msgbox(1)"]
+    group = {"count": 2, "examples": ["q1", "q2"], "topic": "t", "not_found": 2, "low_confidence": 0,
+             "nearest_sections": [{"title": f"Forged {n}", "source_url": url} for n, url in enumerate(forged)]
+             + [{"title": "Real", "source_url": 'https://docs.example.com/a"onmouseover="x'}]}
+    page = _gaps([group])
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs == ["https://docs.example.com/a&quot;onmouseover=&quot;x"]
+    assert all(f"Forged {n}" in page for n in range(len(forged))) and "link not shown" in page
