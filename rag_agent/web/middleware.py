@@ -85,7 +85,7 @@ class Guard:
         settings = get_settings()
         self.visitor_rate, self.ip_rate = limits.visitor_rate(), limits.ip_rate()
         self.max_body, self.trust_proxy = settings.max_body_bytes, settings.trust_proxy
-        self.by_visitor, self.by_ip = limits.SlidingWindow(), limits.SlidingWindow()
+        self.by_visitor, self.by_ip = limits.window("visitor"), limits.window("ip")
 
     def _client_ip(self, scope: Scope, headers: Headers) -> str:
         forwarded = headers.get("x-forwarded-for", "") if self.trust_proxy else ""
