@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -57,10 +58,15 @@ class SlidingWindow:
 
     def __init__(self) -> None:
         self.hits: dict[str, deque[float]] = {}
+        # The server counts off the event loop (a Redis window does network I/O): one request at a time here.
+        self.lock = threading.Lock()
 
     def hit(self, key: str, rate: Rate, now: float | None = None) -> float:
         """Count a request for `key`; return 0 when allowed, else how many seconds to wait."""
-        now = time.monotonic() if now is None else now
+        with self.lock:
+            return self._hit(key, rate, time.monotonic() if now is None else now)
+
+    def _hit(self, key: str, rate: Rate, now: float) -> float:
         times = self.hits.setdefault(key, deque())
         while times and times[0] <= now - rate.seconds:
             times.popleft()

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -116,7 +117,7 @@ class Guard:
         path = scope["path"].rstrip("/") or "/"
         run = bool(RUN_PATH.match(scope["path"]))
         if run or path in {TOKEN_PATH, THREADS_PATH}:
-            wait = self._wait(scope, headers, per_visitor=run)
+            wait = await run_in_threadpool(self._wait, scope, headers, run)  # Redis limits do network I/O
             if wait:
                 await respond(send, 429, {"detail": limits.slow_down(wait)}, {"retry-after": str(max(1, round(wait)))})
                 return
