@@ -66,8 +66,8 @@ def ask(server: devserver.DevServer, token: str, question: str) -> httpx.Respons
                       trust_env=False) as client:
         thread = client.post("/threads", json={})
         assert thread.status_code == 200, thread.text
-        return client.post(f"/threads/{thread.json()['thread_id']}/runs/wait",
-                           json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": question}]}})
+        turn = {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": question}]}}
+        return client.post(f"/threads/{thread.json()['thread_id']}/runs/wait", json=turn)
 
 
 def test_a_visitor_limit_holds_across_replicas_and_records_from_both_reach_one_report(
