@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
+
+from tools.settings import get_settings
 
 # 24 characters: `openssl rand -hex 12` at the least; docs/deploy.md suggests `openssl rand -hex 24`.
 MIN_LENGTH = 24
@@ -31,7 +32,7 @@ def weakness(token: str) -> str | None:
 
 def production() -> bool:
     """Tell whether this is the Agent Server proper, not `langgraph dev` (in-memory runtime, a developer's own)."""
-    return os.environ.get("LANGGRAPH_RUNTIME_EDITION", "inmem").strip().lower() != "inmem"
+    return get_settings().runtime_edition.strip().lower() not in {"inmem", ""}
 
 
 def refuse_weak_keys(raw: str) -> None:
