@@ -18,6 +18,7 @@ from langgraph_sdk import Auth
 
 from rag_agent import visitor_policy as policy
 from rag_agent import visitors
+from rag_agent.key_strength import refuse_weak_keys
 from rag_agent.logs import install_redaction
 from tools.settings import get_settings
 
@@ -28,6 +29,8 @@ auth = Auth()
 # The server loads this module at start-up: from then on keys, URL credentials and the prompt canary are
 # masked in every log record it writes (httpx logs each request's URL at INFO).
 install_redaction()
+# The Agent Server (not `langgraph dev`) refuses to start with a placeholder or short token (docs/deploy.md).
+refuse_weak_keys(get_settings().api_keys.get_secret_value())
 
 # Crons run the agent unattended (model and embedding calls every time): at most hourly, in seconds.
 MIN_CRON_INTERVAL = 3600

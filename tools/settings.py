@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     trust_proxy: bool = Field(False, description="true: the client IP comes from X-Forwarded-For.")
     rate_limit_visitor: str = Field("10/60", description="Runs one visitor may start per window (count/seconds, off).")
     rate_limit_ip: str = Field("30/60", description="Runs, threads and tokens per client IP (count/seconds, off).")
+    runtime_edition: str = Field("inmem", validation_alias="LANGGRAPH_RUNTIME_EDITION",
+                                 description="Set by the LangGraph server: inmem under langgraph dev.")
+    redis_url: str = Field("", description="redis://… shared by every replica for rate limits; empty: per process.")
     max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body the server reads.")
     visitor_secret: SecretStr = Field(SecretStr(""), description="HMAC key of visitor tokens; empty: data_dir's.")
     visitor_token_days: float = Field(30.0, gt=0, description="How long a visitor token lasts, in days.")
@@ -115,7 +118,7 @@ class Settings(BaseSettings):
         # Shorter values would mask ordinary words; a real key or password is longer.
         found = [v.get_secret_value() for v in (getattr(self, n) for n in type(self).model_fields)
                  if isinstance(v, SecretStr) and len(v.get_secret_value()) >= 4]
-        for url in (self.openai_base_url, self.qdrant_url, self.checkpointer, self.cohere_base_url):
+        for url in (self.openai_base_url, self.qdrant_url, self.checkpointer, self.cohere_base_url, self.redis_url):
             try:
                 password = urlsplit(url).password
             except ValueError:

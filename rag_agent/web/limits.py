@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 from tools.settings import get_settings
 
@@ -56,10 +58,15 @@ class SlidingWindow:
 
     def __init__(self) -> None:
         self.hits: dict[str, deque[float]] = {}
+        # The server counts off the event loop (a Redis window does network I/O): one request at a time here.
+        self.lock = threading.Lock()
 
     def hit(self, key: str, rate: Rate, now: float | None = None) -> float:
         """Count a request for `key`; return 0 when allowed, else how many seconds to wait."""
-        now = time.monotonic() if now is None else now
+        with self.lock:
+            return self._hit(key, rate, time.monotonic() if now is None else now)
+
+    def _hit(self, key: str, rate: Rate, now: float) -> float:
         times = self.hits.setdefault(key, deque())
         while times and times[0] <= now - rate.seconds:
             times.popleft()
@@ -73,6 +80,24 @@ class SlidingWindow:
     def _prune(self, now: float, seconds: float) -> None:
         for key in [k for k, t in self.hits.items() if not t or t[-1] <= now - seconds]:
             del self.hits[key]
+
+
+class Window(Protocol):
+    """Counts requests per key against a rate: in this process, or in Redis for every replica."""
+
+    def hit(self, key: str, rate: Rate, now: float | None = None) -> float:
+        """Count a request for `key`; return 0 when allowed, else how many seconds to wait."""
+        ...
+
+
+def window(kind: str) -> Window:
+    """Return the window for one kind of limit: shared through Redis when `RAG_AGENT_REDIS_URL` is set."""
+    url = get_settings().redis_url.strip()
+    if not url:
+        return SlidingWindow()
+    from rag_agent.web.redis_limits import RedisWindow  # the redis client is loaded only when configured
+
+    return RedisWindow(url, kind, fallback=SlidingWindow())
 
 
 def slow_down(wait: float) -> str:

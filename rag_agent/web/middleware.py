@@ -8,6 +8,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -155,7 +156,7 @@ class Guard:
         settings = get_settings()
         self.visitor_rate, self.ip_rate = limits.visitor_rate(), limits.ip_rate()
         self.max_body, self.trust_proxy = settings.max_body_bytes, settings.trust_proxy
-        self.by_visitor, self.by_ip = limits.SlidingWindow(), limits.SlidingWindow()
+        self.by_visitor, self.by_ip = limits.window("visitor"), limits.window("ip")
 
     def _client_ip(self, scope: Scope, headers: Headers) -> str:
         """Return the key the per-IP limit counts: the socket peer unless RAG_AGENT_TRUST_PROXY is set."""
@@ -194,7 +195,7 @@ class Guard:
         path = scope["path"].rstrip("/") or "/"
         run = bool(RUN_PATH.match(scope["path"]))
         if run or path in {TOKEN_PATH, THREADS_PATH}:
-            wait = self._wait(scope, headers, per_visitor=run)
+            wait = await run_in_threadpool(self._wait, scope, headers, run)  # Redis limits do network I/O
             if wait:
                 await respond(send, 429, {"detail": limits.slow_down(wait)}, {"retry-after": str(max(1, round(wait)))})
                 return
