@@ -36,7 +36,7 @@ CONVERSATION_EMBEDDERS = frozenset({LOCAL_MODEL})
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
     """Turn a stored chunk's metadata into the state's Chunk (normalised: an older index may hold hidden text)."""
-    return shown_chunk({
+    chunk: Chunk = {
         "chunk_id": str(metadata.get("chunk_id", "")),
         "source": str(metadata.get("source", "")),
         "source_url": str(metadata.get("source_url", "")),
@@ -44,7 +44,8 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
         "heading_hierarchy": list(metadata.get("heading_hierarchy") or []),
         "score": round(score, 4),
         "text": str(metadata.get("text", "")),
-    })
+    }
+    return shown_chunk(chunk)
 
 
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:
