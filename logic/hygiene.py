@@ -125,10 +125,11 @@ def shown_chunk(chunk: _Shown) -> _Shown:
     return shown
 
 
-# What removing a link can leave behind: an empty code span or brackets, punctuation after a space,
+# What removing a link can leave behind: an empty code span or brackets ("(see )"), punctuation after a space,
 # two marks in a row (", ." or ",."), runs of spaces.
-_LEFTOVERS = ((re.compile(r"(?<!`)``(?!`)|\(\s*\)|\[\s*\](?!\()"), ""), (re.compile(r"[ \t]+(?=[,.;:!?])"), ""),
-              (re.compile(r"[,;:]+\s*(?=[.!?])"), ""), (re.compile(r"([,;:])(?:\s*[,;:])+"), r"\1"),
+_LEFTOVERS = ((re.compile(r"(?<!`)``(?!`)|\(\s*(?:see|at|cf\.|e\.g\.,?|via)?\s*\)|\[\s*\](?!\()", re.IGNORECASE), ""),
+              (re.compile(r"[ \t]+(?=[,.;:!?])"), ""), (re.compile(r"[,;:]+\s*(?=[.!?])"), ""),
+              (re.compile(r"([,;:])(?:\s*[,;:])+"), r"\1"),
               (re.compile(r"[ \t]{2,}"), " "))
 
 
