@@ -92,7 +92,9 @@ class Numbering:
 
     def citations(self) -> list[Citation]:
         """Return the cited chunks in their new order, each quoting its first 500 characters, normalised."""
-        cited: list[Citation] = [{**self.chunks[old - 1], "index": new, "text": self.chunks[old - 1]["text"][:500]}
+        # The quote shown with a citation is the page's, less its instruction-like sentences (never quoted).
+        cited: list[Citation] = [{**self.chunks[old - 1], "index": new,
+                                  "text": neutralize(normalize_text(self.chunks[old - 1]["text"][:500]))}
                                  for new, old in enumerate(self.order, start=1)]
         return [shown_chunk(c) for c in cited]
 
