@@ -14,8 +14,8 @@ from logic.types import Chunk, Citation
 
 # A sentence ends at . ! or ? (with the [n] markers that cite it) followed by whitespace, or at a
 # line break; the whitespace must be complete (text follows it). Only whole sentences are cleaned,
-# so a URL or a tag is never cut in half.
-_BOUNDARY = re.compile(r"(?:[.!?](?:\s?\[\d{1,2}\])*(\s+)|(\s*\n\s*))(?=\S)")
+# so a URL or a tag is never cut in half (nor a host spelled "evil . example": a dot after a space ends nothing).
+_BOUNDARY = re.compile(r"(?:(?<!\s)[.!?](?:\s?\[\d{1,2}\])*(\s+)|(\s*\n\s*))(?=\S)")
 LEAKED = "the model's reply repeated its hidden instructions and was withheld"
 NOT_FOUND = "NOT_FOUND"  # the prompt's reply for "the sources do not answer this"
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
+from typing import TypeVar
 
-from logic.injection import SENTENCE, is_instruction, own_hosts, strip_foreign_hosts
+from logic.injection import SENTENCE, is_instruction, named_links, own_hosts, readings, strip_foreign_hosts
 from logic.lexical import terms
 from logic.types import Chunk, Citation
+from logic.unicode_text import normalize_text, skeleton
 
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _URL = re.compile(r"https?://[^\s)\]>\"'`]+(?<![.,;:!?])")  # a closing backtick ends the URL, not the code span
@@ -36,21 +39,35 @@ def neutralize(text: str) -> str:
     return "".join(f"{NEUTRALIZED} " if is_instruction(s) else s for s in _ANSWER_SENTENCE.findall(text))
 
 
-def trigger_terms(chunks: list[Chunk]) -> set[str]:
-    """Return the words the chunks use only inside instruction-like sentences: what an injection wants said."""
+@lru_cache(maxsize=16)
+def _source_facts(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """Return the trigger terms of the sources' instruction-like sentences, and the links their other text names.
+
+    Cached: a streamed answer is cleaned sentence by sentence against the same sources.
+    """
     flagged: list[str] = []
     rest: list[str] = []
-    for chunk in chunks:
-        for sentence in _ANSWER_SENTENCE.findall(chunk["text"]):
-            (flagged if is_instruction(sentence) else rest).append(sentence)
-    return set(terms(" ".join(flagged))) - set(terms(" ".join(rest))) if flagged else set()
+    for text in texts:
+        for sentence in _ANSWER_SENTENCE.findall(normalize_text(text)):
+            if is_instruction(sentence):
+                flagged += readings(sentence)  # its base64 and homoglyph readings say what it wants said too
+            else:
+                rest.append(sentence)
+    triggers = set(terms(" ".join(flagged))) - set(terms(" ".join(rest))) if flagged else set()
+    return frozenset(triggers), frozenset(named_links(" ".join(rest)))
+
+
+def trigger_terms(chunks: list[Chunk]) -> set[str]:
+    """Return the words the chunks use only inside instruction-like sentences: what an injection wants said."""
+    return set(_source_facts(tuple(c["text"] for c in chunks))[0])
 
 
 def drop_triggered(answer: str, chunks: list[Chunk]) -> str:
     """Remove answer sentences that repeat what an injected instruction asked for, or are instructions themselves."""
     triggers = trigger_terms(chunks)
+    # Read as an ASCII skeleton too: "РWΝЕD" in Cyrillic and Greek letters is still the trigger.
     return "".join(s for s in _ANSWER_SENTENCE.findall(answer)
-                   if not (triggers & set(terms(s)) or is_instruction(s)))
+                   if not (triggers & set(terms(s) + terms(skeleton(s))) or is_instruction(s)))
 
 
 class Numbering:
@@ -74,9 +91,12 @@ class Numbering:
         return f"[{self.order.index(n) + 1}]"
 
     def citations(self) -> list[Citation]:
-        """Return the cited chunks in their new order, each quoting its first 500 characters."""
-        return [{**self.chunks[old - 1], "index": new, "text": self.chunks[old - 1]["text"][:500]}
-                for new, old in enumerate(self.order, start=1)]
+        """Return the cited chunks in their new order, each quoting its first 500 characters, normalised."""
+        # The quote shown with a citation is the page's, less its instruction-like sentences (never quoted).
+        cited: list[Citation] = [{**self.chunks[old - 1], "index": new,
+                                  "text": neutralize(normalize_text(self.chunks[old - 1]["text"][:500]))}
+                                 for new, old in enumerate(self.order, start=1)]
+        return [shown_chunk(c) for c in cited]
 
 
 def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
@@ -85,21 +105,77 @@ def cite(answer: str, chunks: list[Chunk]) -> tuple[str, list[Citation]]:
     return numbering.renumber(answer).strip(), numbering.citations()
 
 
+# A link's scheme a reader may follow from a citation; any other (javascript:, data:) is dropped.
+_SAFE_SCHEME = re.compile(r"^(?:https?://|[^:/?#]*(?:[/?#]|$))", re.IGNORECASE)
+
+
+def safe_url(url: str) -> str:
+    """Return `url` if it is an http(s) link or a relative path, else "" (javascript:, data: and the like)."""
+    url = normalize_text(url).strip()
+    return url if _SAFE_SCHEME.match(url) else ""
+
+
+_Shown = TypeVar("_Shown", Chunk, Citation)
+
+
+def shown_chunk(chunk: _Shown) -> _Shown:
+    """Return a chunk as it may be shown: title, headings and text normalised, its link checked."""
+    shown = chunk.copy()
+    shown["title"], shown["text"] = normalize_text(chunk["title"]), normalize_text(chunk["text"])
+    shown["heading_hierarchy"] = [normalize_text(h) for h in chunk["heading_hierarchy"]]
+    shown["source_url"] = safe_url(chunk["source_url"])
+    return shown
+
+
+# What removing a link can leave behind: an empty code span or brackets ("(see )"), punctuation after a space,
+# two marks in a row (", ." or ",."), runs of spaces.
+_LEFTOVERS = ((re.compile(r"(?<!`)``(?!`)|\(\s*(?:see|at|cf\.|e\.g\.,?|via)?\s*\)|\[\s*\](?!\()", re.IGNORECASE), ""),
+              (re.compile(r"[ \t]+(?=[,.;:!?])"), ""), (re.compile(r"[,;:]+\s*(?=[.!?])"), ""),
+              (re.compile(r"([,;:])(?:\s*[,;:])+"), r"\1"),
+              (re.compile(r"[ \t]{2,}"), " "))
+
+
+def _tidy(text: str) -> str:
+    """Clean up the punctuation a removed link leaves behind."""
+    for pattern, replacement in _LEFTOVERS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def strip_foreign_urls(answer: str, chunks: list[Chunk]) -> str:
-    """Remove URLs that are not a retrieved chunk's source (a foreign link keeps only its text)."""
+    """Remove URLs that are neither a retrieved chunk's source nor written in the sources' text.
+
+    A foreign link keeps only its text; an inline code span naming a foreign link goes whole (an emptied
+    span such as `KEY=` would read as the documented value), and no stray punctuation is left behind.
+    """
     allowed = {c["source_url"].split("#")[0] for c in chunks}
+    # Links the docs themselves write (outside instruction-like sentences) are theirs to quote:
+    # `RAG_AGENT_ALLOWED_ORIGINS=https://docs.example.com` keeps its value.
+    keep = allowed | _source_facts(tuple(c["text"] for c in chunks))[1]
+    hosts = own_hosts(list(allowed))
 
     def ok(url: str) -> bool:
-        return url.split("#")[0] in allowed
+        return url.split("#")[0] in keep or url in keep
 
-    answer = _MD_LINK.sub(lambda m: m.group(0) if ok(m.group(2)) else m.group(1), answer)
-    answer = _URL.sub(lambda m: m.group(0) if ok(m.group(0)) else "", answer)
-    # Bare domains, www. hosts, e-mail addresses and other schemes: only the sources' own hosts may be named.
-    return strip_foreign_hosts(answer, own_hosts(list(allowed)), allowed)
+    def strip(text: str) -> str:
+        text = _MD_LINK.sub(lambda m: m.group(0) if ok(m.group(2)) else m.group(1), text)
+        text = _URL.sub(lambda m: m.group(0) if ok(m.group(0)) else "", text)
+        # Bare domains, www. hosts, e-mail addresses and other schemes: only the sources' own hosts may be named.
+        return strip_foreign_hosts(text, hosts, keep)
+
+    parts = _INLINE_CODE.split(answer)
+    cleaned = "".join(("" if strip(p) != p else p) if i % 2 else strip(p) for i, p in enumerate(parts))
+    return cleaned if cleaned == answer else _tidy(cleaned)
 
 
 def clean(answer: str, chunks: list[Chunk]) -> str:
-    """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text."""
+    """Enforce answer hygiene whatever the model wrote: no images, raw HTML, foreign URLs or injected text.
+
+    Normalised first (no tag characters, bidi controls or zero-width characters; see logic/unicode_text):
+    hidden text can neither reach the reader nor split a link or an order so that the checks miss it.
+    """
+    answer = normalize_text(answer)
+
     def no_html(text: str) -> str:
         return "".join(p if i % 2 else _HTML.sub("", p) for i, p in enumerate(_INLINE_CODE.split(text)))
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from logic.filters import describe, module_of
+from logic.hygiene import safe_url
 from logic.types import Chunk, NotFound, Section
+from logic.unicode_text import normalize_text
 
 
 def label(chunk: Chunk) -> str:
     """Name a chunk's section as the reader sees it: page title › top heading."""
-    return " › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]])
+    return normalize_text(" › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]]))
 
 
 def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:
@@ -17,8 +19,8 @@ def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:
     for chunk in chunks:
         name = label(chunk)
         if name not in found:
-            found[name] = {"title": name, "source_url": chunk["source_url"], "score": round(chunk["score"], 3),
-                           "source": chunk["source"]}
+            found[name] = {"title": name, "source_url": safe_url(chunk["source_url"]),
+                           "score": round(chunk["score"], 3), "source": chunk["source"]}
     return list(found.values())[:limit]
 
 

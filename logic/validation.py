@@ -6,6 +6,7 @@ import re
 import unicodedata
 
 from logic.errors import InvalidInputError
+from logic.unicode_text import HIDDEN
 
 # Terminal escape sequences, whole: strings (OSC such as ESC]52 clipboard writes and window titles,
 # DCS, SOS, PM, APC) up to their terminator, CSI (ESC[ or 8-bit 0x9b: clear screen, cursor moves),
@@ -38,8 +39,11 @@ def _clean(content: object, what: str) -> str:
 
 
 def printable(text: str) -> str:
-    """Return text safe to write to a terminal: no escape sequences, no control characters but tab and newline."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    """Return text safe to write to a terminal: no escape sequences, no control characters but tab and newline.
+
+    Nor hidden characters: a bidi override reorders what the terminal shows, tag characters carry invisible text.
+    """
+    return HIDDEN.sub("", _CONTROL.sub("", _ANSI.sub("", text)))
 
 
 def clean_question(content: object, max_chars: int = 1000) -> str:

@@ -93,8 +93,10 @@ def _llm(query: str, chunks: list[Chunk], ctx: Context, emit: Emit) -> tuple[str
     # Quoted as data, with instruction-like sentences taken out: the model never reads an injected order.
     sources = format_sources([(i + 1, c["title"], neutralize(c["text"])) for i, c in enumerate(chunks)])
     prompt = [SystemMessage(ctx.system_prompt), HumanMessage(grounded_user_message(query, sources))]
-    # The echo scan withholds a reply that repeats the system prompt, however it is spaced, before any of it is shown.
-    stream = AnswerStream(chunks, clean, emit, echo=PromptEcho(ctx.system_prompt, CANARY))
+    # The echo scan withholds a reply that repeats the system prompt, however it is spaced or encoded, before any
+    # of it is shown; the sources say which of the prompt's own words an honest answer may use.
+    echo = PromptEcho(ctx.system_prompt, CANARY, sources=" ".join(c["text"] for c in chunks))
+    stream = AnswerStream(chunks, clean, emit, echo=echo)
     reader, tokens = VerdictReader(), 0
     try:
         # "nostream" keeps the raw tokens out of a `messages` stream: only cleaned sentences leave the node.

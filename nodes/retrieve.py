@@ -18,6 +18,7 @@ from logic import answerability, lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError, InvalidInputError
 from logic.filters import Scope
 from logic.heuristics import chitchat_reply
+from logic.hygiene import shown_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
@@ -34,8 +35,8 @@ CONVERSATION_EMBEDDERS = frozenset({LOCAL_MODEL})
 
 
 def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
-    """Turn a stored chunk's metadata into the state's Chunk."""
-    return {
+    """Turn a stored chunk's metadata into the state's Chunk (normalised: an older index may hold hidden text)."""
+    chunk: Chunk = {
         "chunk_id": str(metadata.get("chunk_id", "")),
         "source": str(metadata.get("source", "")),
         "source_url": str(metadata.get("source_url", "")),
@@ -44,6 +45,7 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
         "score": round(score, 4),
         "text": str(metadata.get("text", "")),
     }
+    return shown_chunk(chunk)
 
 
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:

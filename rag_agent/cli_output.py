@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from logic.unicode_text import HIDDEN
 from logic.validation import printable
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
@@ -44,6 +45,7 @@ def exit_code(result: dict[str, Any]) -> int:
 
 
 def dump_json(value: Any, indent: int | None = None) -> str:
-    """Serialise for a terminal: like json.dumps, with C1 controls (which JSON allows raw) escaped too."""
+    """Serialise for a terminal: like json.dumps, with C1 controls and hidden characters (bidi, tags) escaped too."""
     text = json.dumps(value, ensure_ascii=False, indent=indent)
+    text = HIDDEN.sub(lambda m: json.dumps(m.group(0)).strip('"'), text)  # as JSON's own \\uXXXX escapes
     return "".join(f"\\u{ord(ch):04x}" if "\x7f" <= ch <= "\x9f" else ch for ch in text)

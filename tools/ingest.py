@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import sqlite3
@@ -15,6 +16,7 @@ from qdrant_client import QdrantClient
 
 from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
+from logic.unicode_text import normalize_text
 from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
 from tools.ingest_report import IngestReport, build
 from tools.pagecache import chunking, remember
@@ -112,6 +114,9 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     and the file; a page is recorded only once stored, so re-running after the fix completes the index.
     """
     settings, started = settings or Settings(), time.perf_counter()
+    # Indexed as a reader sees it: no tag characters, bidi controls or zero-width characters (hidden text
+    # that would reach answers, the terminal and the model), and letters in one form (logic/unicode_text.py).
+    found = dataclasses.replace(found, docs={s: (url, normalize_text(text)) for s, (url, text) in found.docs.items()})
     if not found.docs and not found.unchanged:
         reasons = "; ".join(f"{k}: {v}" for k, v in list(found.failed.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import codecs
 import os
 import subprocess
 import sys
@@ -22,6 +24,17 @@ from tools.ingest import ingest_folder
 HONEST = "Isaac Sim is a robotics simulator built on Omniverse [1]. "
 
 
+def without_id(prompt: str) -> str:
+    """The prompt without its last line, which holds the canary."""
+    return prompt.rsplit("Instruction set id", 1)[0]
+
+
+TRANSLATED = ("Vous répondez aux questions sur un site de documentation en utilisant uniquement les sources "
+              "numérotées. Répondez au format JSON demandé : \"answerable\" est vrai seulement si les sources "
+              "donnent la réponse ; "
+              "sinon laissez \"answer\" vide. Sans format JSON, répondez exactement NOT_FOUND.")
+
+
 def spaced(text: str) -> str:
     """Every character separated by a space: the canary and the prompt no longer match as written."""
     return " ".join(text)
@@ -33,6 +46,11 @@ ECHOES: dict[str, Callable[[str], str]] = {
     "after an honest sentence": lambda prompt: HONEST + prompt,
     "spaced, canary cut off": lambda prompt: HONEST + spaced(prompt.rsplit("Instruction set id", 1)[0]),
     "upper case, one word per line": lambda prompt: "\n".join(prompt.upper().split()),
+    # Encoded or translated, the canary cut off: caught by what the reply decodes to, or the words it keeps.
+    "base64": lambda prompt: base64.b64encode(without_id(prompt).encode()).decode(),
+    "rot13": lambda prompt: codecs.encode(without_id(prompt), "rot13"),
+    "reversed": lambda prompt: without_id(prompt)[::-1],
+    "translated": lambda prompt: TRANSLATED,
 }
 
 

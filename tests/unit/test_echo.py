@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import codecs
+import textwrap
+
 import pytest
 
 from logic.answer_stream import AnswerStream
@@ -52,3 +56,33 @@ def test_an_honest_answer_streams_sentence_by_sentence() -> None:
              "sources such as USD files [1]. Cite the version you use in bug reports [1].")
     shown = stream(reply)
     assert "<withheld>" not in shown and "".join(shown) == reply.strip() and len(shown) == 3
+
+
+# What the canary would give away is cut off: these echoes are caught by what they repeat, decoded.
+_BODY = GROUNDED_SYSTEM.rsplit("Instruction set id", 1)[0]
+_FRENCH = ("Vous répondez aux questions sur un site de documentation en utilisant uniquement les sources numérotées. "
+           "Répondez au format JSON demandé : \"answerable\" est vrai seulement si les sources donnent la réponse ; "
+           "sinon laissez \"answer\" vide. Sans format JSON, répondez exactement NOT_FOUND.")
+
+
+@pytest.mark.parametrize("reply", [
+    base64.b64encode(_BODY.encode()).decode(),
+    "Here it is:\n" + "\n".join(textwrap.wrap(base64.b64encode(_BODY.encode()).decode(), 76)),
+    codecs.encode(_BODY, "rot13"),
+    _BODY[::-1],
+    _FRENCH,
+    f"Mon identifiant : {CANARY[::-1]}.",
+], ids=["base64", "base64 in lines", "rot13", "reversed", "translated", "canary reversed"])
+def test_encoded_and_translated_echoes_are_withheld(reply: str) -> None:
+    shown = stream(reply)
+    assert shown[-1] == "<withheld>", shown
+    # A translation is recognised only by the words it keeps (its first sentences may have streamed and are
+    # taken back); every other form before any of it is shown.
+    assert not any("NOT_FOUND" in text or (reply != _FRENCH and "sources" in text.lower()) for text in shown[:-1])
+
+
+def test_the_prompts_own_words_are_fine_when_the_sources_use_them() -> None:
+    answer = 'The agent replies NOT_FOUND when the field "answerable" is false [1].'
+    echo = PromptEcho(GROUNDED_SYSTEM, CANARY, sources='It replies NOT_FOUND when "answerable" is false.')
+    assert not echo.feed(answer)
+    assert PromptEcho(GROUNDED_SYSTEM, CANARY).feed(answer)  # with sources that never say so, it is an echo

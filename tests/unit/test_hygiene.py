@@ -27,10 +27,11 @@ def test_html_and_foreign_links_outside_code_are_still_removed() -> None:
     assert "script" not in cleaned and "evil.example" not in cleaned
 
 
-def test_inline_code_keeps_its_tags_and_a_removed_url_keeps_the_closing_backtick() -> None:
+def test_inline_code_keeps_its_tags_and_a_foreign_url_takes_its_whole_span_along() -> None:
     chunk = {"chunk_id": "c", "source": "w.md", "source_url": "https://docs.example.org/w", "title": "W",
              "heading_hierarchy": [], "score": 1.0, "text": ""}
     answer = "It is one `<script>` tag [1]. Set `QDRANT_URL=http://localhost:6333` and re-ingest [1]. <b>x</b>"
-    cleaned = clean(answer, [chunk])
+    cleaned = clean(answer, [chunk])  # type: ignore[list-item]
     assert "one `<script>` tag" in cleaned and "<b>" not in cleaned
-    assert "`QDRANT_URL=` and re-ingest" in cleaned
+    # An emptied `QDRANT_URL=` would read as the documented value; the link is not the docs' own, so the span goes.
+    assert "QDRANT_URL" not in cleaned and "``" not in cleaned and "Set and re-ingest [1]." in cleaned
