@@ -19,7 +19,7 @@ import threading
 import time
 from typing import IO
 
-PARSE_MAX_BYTES = 768 * 2**20  # a worker's address space: a 5 MB docs page needs ~150 MB of it
+PARSE_MAX_BYTES = 512 * 2**20  # a worker's address space: a 5 MB docs page peaks near 210 MB of it
 _HEADER = struct.Struct(">II")  # two lengths: the page URL, then the HTML (or one length and 0 for a reply)
 
 
