@@ -113,7 +113,8 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     """
     settings, started = settings or Settings(), time.perf_counter()
     if not found.docs and not found.unchanged:
-        reasons = "; ".join(f"{k}: {v}" for k, v in list(found.failed.items())[:5])
+        # Skips too: a robots.txt that refuses the whole site (RFC 9309 on a 5xx) leaves only skipped pages.
+        reasons = "; ".join(f"{k}: {v}" for k, v in list({**found.failed, **found.skipped}.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
     try:
         report = _ingest(found, data_dir, collection, embeddings, embedding_model, recreate, source_root, settings)

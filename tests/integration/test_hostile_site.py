@@ -109,3 +109,14 @@ def test_parsing_is_bounded_by_the_crawl_deadline(tmp_path: Path) -> None:
         server.close()
     report = bounded(run, 90)
     assert report["added"] == 1 and "cannot parse" in report["failed"]["table"], report
+
+
+def test_robots_txt_answering_503_refuses_the_site_and_says_why(tmp_path: Path) -> None:
+    server = Server("127.0.0.1", {"/robots.txt": send(503, b"down"), "/docs/": send(200, page("Home"))})
+    try:
+        run = run_cli(tmp_path / "data", "ingest", f"{server.url}/docs/", "--json", "--retries", "0", timeout=150)
+    finally:
+        server.close()
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert not server.hits["/docs/"]  # RFC 9309: a 5xx robots.txt means complete disallow
+    assert "robots.txt answered HTTP 503" in run.stderr and "RFC 9309" in run.stderr
