@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from graph.context import Context, resolve_context
-from logic import allowlist
+from logic import allowlist, urls
 from logic.errors import InvalidInputError
 from tools.settings import get_settings
 
@@ -97,7 +97,8 @@ def check_source(source: str) -> str:
         # Resolved, so `..` and symlinks cannot step outside an allowed folder.
         if allowlist.path_allowed(Path(source).resolve(), list(roots)):
             return str(Path(source).resolve())
-    raise NotAllowedError(f"{source!r} is not in {SOURCES_ENV} ({', '.join(entries)})")
+    shown = [urls.strip_credentials(entry) for entry in entries]  # an error is shown: never with a password
+    raise NotAllowedError(f"{urls.strip_credentials(source)!r} is not in {SOURCES_ENV} ({', '.join(shown)})")
 
 
 def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -118,9 +119,10 @@ def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
     found = collect(source, state.get("base_url", ""), state.get("include", []), state.get("exclude", []),
                     Fetcher(), progress=False, known=known)
     name = resolve_name(ctx.embedding_model)
+    shown = urls.strip_credentials(source)  # the manifest and the thread's checkpoint keep no password
     report = ingest(found, data_dir=data_dir, collection=ctx.collection, embeddings=get_embeddings(name),
-                    embedding_model=name, recreate=recreate, source_root=source, settings=settings)
-    return {"collection": ctx.collection, "added": report.added, "updated": report.updated,
+                    embedding_model=name, recreate=recreate, source_root=shown, settings=settings)
+    return {"source": shown, "collection": ctx.collection, "added": report.added, "updated": report.updated,
             "removed": report.removed, "unchanged": report.unchanged, "failed": report.failed,
             "skipped": report.skipped, "embedded": report.embedded, "chunks": report.chunks,
             "warnings": report.warnings, "seconds": round(report.seconds, 2), "fetched": report.fetched,

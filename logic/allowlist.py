@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import PurePath
 from urllib.parse import urlsplit
 
+from logic import urls
+
 
 def is_url(source: str) -> bool:
     """Tell a site or sitemap URL from a folder path."""
@@ -17,15 +19,22 @@ def parse(raw: str) -> list[str]:
 
 
 def url_allowed(url: str, entries: list[str]) -> bool:
-    """Tell whether `url` has an allowed entry's scheme and host and its path starts at that entry's path."""
-    wanted = urlsplit(url)
+    """Tell whether `url` has an allowed entry's scheme, host and port and its path lies under that entry's path.
+
+    Both are compared normalised (logic.urls): `/docs/%2e%2e/private/` is `/private/`, never under `/docs/`.
+    """
+    try:
+        wanted, path = urlsplit(urls.normalize(url)), urls.path_key(url)
+    except urls.BadURLError:
+        return False
     for entry in filter(is_url, entries):
-        allowed = urlsplit(entry)
-        if (wanted.scheme, wanted.netloc.lower()) != (allowed.scheme, allowed.netloc.lower()):
+        try:
+            allowed, prefix = urlsplit(urls.normalize(entry)), urls.path_key(entry)
+        except urls.BadURLError:
             continue
         # Whole path segments only: /docs allows /docs/x and /docs/sitemap.xml, never /docs-private.
-        prefix = allowed.path.rstrip("/")
-        if wanted.path.rstrip("/") == prefix or wanted.path.startswith(prefix + "/"):
+        if (wanted.scheme, wanted.netloc) == (allowed.scheme, allowed.netloc) \
+                and urls.under(path, prefix.rstrip("/") + "/"):
             return True
     return False
 

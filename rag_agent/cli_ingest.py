@@ -57,6 +57,7 @@ def _collect(args: argparse.Namespace, known: dict[str, Any]) -> Any:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Index a folder or site and print what changed; what was not indexed, and why, goes to stderr."""
     from logic.errors import InvalidInputError
+    from logic.urls import strip_credentials
     from logic.validation import printable
     from tools import pagecache
     from tools.embeddings import get_embeddings, resolve_name
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             print(printable(f"rag-agent: warning: {where}: {problem}"), file=sys.stderr)
     report = ingest(found, data_dir=data_dir, collection=ctx.collection,
                     embeddings=get_embeddings(name),
-                    embedding_model=name, recreate=args.recreate, source_root=str(args.path),
+                    embedding_model=name, recreate=args.recreate,
+                    source_root=strip_credentials(str(args.path)),  # the manifest is no place for a password
                     settings=Settings(chunk_tokens=tokens, chunk_overlap=overlap,
                                       progress=sys.stderr.isatty() and not as_json,
                                       retrieval=getattr(args, "retrieval", None)))

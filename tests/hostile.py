@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import posixpath
 import re
 import resource
 import subprocess
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 RAG_AGENT = str(Path(sys.executable).with_name("rag-agent"))
 # A guard, not the measure: a regression fails with MemoryError instead of taking the machine's memory.
@@ -56,17 +58,37 @@ def drip(handler: BaseHTTPRequestHandler, headers_too: bool = False, every: floa
         return
 
 
-class Server:
-    """An HTTP server on one loopback address, answering from `routes` (404 elsewhere) and counting hits."""
+def resolved(path: str) -> str:
+    """Return the path a lenient server serves: decoded, `\\` and `//` as `/`, dot segments resolved."""
+    path = re.sub(r"/{2,}", "/", unquote(path.split("?", 1)[0]).replace("\\", "/"))
+    folder = path.endswith(("/", "/.", "/.."))
+    path = posixpath.normpath(path)
+    return path if path == "/" or not folder else path + "/"
 
-    def __init__(self, host: str = "127.0.0.1", routes: dict[str, Route] | None = None) -> None:
-        self.routes, self.hits = routes or {}, Counter[str]()
+
+class Server:
+    """An HTTP server on one loopback address, answering from `routes` (404 elsewhere) and counting hits.
+
+    `resolve`: routes and hits go by the path as a lenient server reads it (`/docs/%2e%2e/x` is `/x`),
+    as Python's own SimpleHTTPRequestHandler and many file servers do. `login` ("user:password"): every
+    request without those Basic credentials gets 401; `authorized` lists the headers received.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", routes: dict[str, Route] | None = None, *, resolve: bool = False,
+                 login: str = "") -> None:
+        self.routes, self.hits, self.authorized = routes or {}, Counter[str](), list[str]()
         server = self
+        expected = "Basic " + base64.b64encode(login.encode()).decode() if login else ""
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's hook name
-                server.hits[self.path] += 1
-                server.routes.get(self.path, send(404, b"not found"))(self)
+                path = resolved(self.path) if resolve else self.path
+                server.hits[path] += 1
+                if expected and self.headers.get("Authorization") != expected:
+                    send(401, b"log in", headers={"WWW-Authenticate": 'Basic realm="docs"'})(self)
+                    return
+                server.authorized.append(self.headers.get("Authorization", ""))
+                server.routes.get(path, send(404, b"not found"))(self)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
                 return

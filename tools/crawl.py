@@ -12,8 +12,9 @@ from urllib.parse import urldefrag, urlsplit
 import httpx
 from lxml import etree
 
+from logic import urls
 from tools.fetch import Fetcher, Page
-from tools.sitescope import SiteScope
+from tools.sitescope import SiteScope, prefix_of
 
 __all__ = ["Fetcher", "Page", "crawl", "find_sitemap", "parse_sitemap", "read_robots", "selected",
            "sitemap_entries", "sitemap_urls"]
@@ -82,8 +83,13 @@ def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
 
 
 def sitemap_urls(fetcher: Fetcher, url: str, failures: list[tuple[str, str]], depth: int = 0, *,
-                 lastmods: dict[str, str] | None = None) -> list[str]:
-    """Return every page URL a sitemap lists, following indexes; failures are appended, `lastmods` filled."""
+                 lastmods: dict[str, str] | None = None, within: str = "") -> list[str]:
+    """Return every page URL a sitemap lists, following indexes; failures are appended, `lastmods` filled.
+
+    An index's child sitemaps are fetched only under `within` (by default the folder of the first
+    sitemap): an index cannot send the crawler to other paths of the host.
+    """
+    within = within or prefix_of(url)
     try:
         response, body = fetcher.get(url)
         response.raise_for_status()
@@ -95,11 +101,16 @@ def sitemap_urls(fetcher: Fetcher, url: str, failures: list[tuple[str, str]], de
     if lastmods is not None:
         lastmods.update((urldefrag(page)[0], stamp) for page, stamp in entries if stamp)
     for child in children:
-        reason = fetcher.scope.refused_request(child) if fetcher.scope else ""
+        try:
+            child = urls.normalize(child)
+        except urls.BadURLError as exc:
+            failures.append((child, f"sitemap not followed: {exc}"))
+            continue
+        reason = fetcher.scope.refused_path(child, within) if fetcher.scope else ""
         if reason:
             failures.append((child, f"sitemap not followed: {reason}"))
         elif depth < 3:  # indexes nest at most once in practice; the bound stops a cycle
-            pages.extend(sitemap_urls(fetcher, child, failures, depth + 1, lastmods=lastmods))
+            pages.extend(sitemap_urls(fetcher, child, failures, depth + 1, lastmods=lastmods, within=within))
     return list(dict.fromkeys(pages))
 
 
@@ -117,31 +128,59 @@ def find_sitemap(fetcher: Fetcher, root: str) -> str | None:
 
 
 def read_robots(fetcher: Fetcher, scope: SiteScope) -> None:
-    """Load the site's robots.txt into the scope (no file, or one that cannot be fetched: no rules)."""
+    """Load the site's robots.txt into the scope (RFC 9309: none on 4xx, everything refused on 5xx or no answer)."""
     try:
         response, body = fetcher.get(f"{scope.origin_url()}/robots.txt")
-        scope.read_robots(response.status_code, body[:500_000])
     except httpx.HTTPError as exc:
-        log.warning("robots.txt unreadable (%s); no rules applied", exc)
-        scope.read_robots(0, b"")
+        scope.read_robots(0, b"", f"{type(exc).__name__}: {exc}")
+    else:
+        scope.read_robots(response.status_code, body[:500_000])  # RFC 9309 asks for at least 500 KiB parsed
+    if scope.robots_refusal:
+        log.warning("%s", scope.robots_refusal)
+
+
+def link_target(link: str) -> tuple[str, str]:
+    """Return (the link's normalised URL without its query, "") or ("", why it names no page).
+
+    A link to another scheme (mailto:, javascript:) is no page and no error: ("", "").
+    """
+    try:
+        if urlsplit(link).scheme.lower() not in ("http", "https"):
+            return "", ""
+        return urls.normalize(link.split("?", 1)[0]), ""
+    except ValueError as exc:  # one unusable link is reported; the crawl goes on
+        return "", str(exc)
 
 
 def crawl(fetcher: Fetcher, root: str, include: list[str], exclude: list[str], max_pages: int) -> Iterator[Page]:
-    """Visit the site's pages under `root` breadth-first by their links, wave by wave."""
+    """Visit the site's pages under `root` breadth-first by their links, wave by wave.
+
+    A link on the site that is refused (outside the prefix, robots.txt, not a usable URL) is yielded
+    once as a skipped page with its reason; links to other sites are not candidates and pass silently.
+    """
     scope = fetcher.scope or SiteScope(root)
+    root = urls.normalize(root)
     refused = scope.refused_page(root)
     if refused:  # the root itself may be disallowed by robots.txt
         yield Page(root, "skipped", detail=refused)
         return
-    seen, frontier = {root}, [root]
+    seen, frontier, reported = {root}, [root], set[str]()
     while frontier:
         wave, frontier = frontier, []
         for page in fetcher.pages(wave):
             yield page
-            for link in page.links:
-                link = link.split("?", 1)[0]
-                if link not in seen and len(seen) < max_pages and not scope.refused_page(link) \
-                        and selected(link, include, exclude):
+            for raw in page.links:
+                link, invalid = link_target(raw)
+                if invalid and raw not in reported:
+                    reported.add(raw)
+                    yield Page(raw, "skipped", detail=f"not followed: {invalid}")
+                if not link or link in seen or link in reported:
+                    continue
+                reason = scope.refused_page(link)
+                if reason and not scope.refused_request(link):
+                    reported.add(link)
+                    yield Page(link, "skipped", detail=f"not followed: {reason}")
+                elif not reason and len(seen) < max_pages and selected(link, include, exclude):
                     seen.add(link)
                     frontier.append(link)
 

@@ -12,8 +12,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from tools.htmlworker import ParseLimitError, ParserPool
 from tools.sitescope import SiteScope
-from tools.webpage import html_to_markdown
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 GONE_STATUSES = frozenset({404, 410})
@@ -22,11 +22,19 @@ PAGE_MAX_BYTES = 5_000_000  # a docs page is far smaller; parsing a bigger one c
 LISTING_MAX_BYTES = 20_000_000  # a sitemap as sent (gzipped or not); its inflated size has its own cap
 NOT_MODIFIED = "HTTP 304"  # a conditional GET's answer: the page is as it was when indexed
 USER_AGENT = "rag-agent-ingest/0.1 (+docs indexer)"
-_deadline = threading.local()  # the page being fetched on this thread: when its time is up
+_deadline = threading.local()  # the page being fetched on this thread: when its time is up, whether a page
 
 
 class OffSiteError(httpx.RequestError):
     """A request (a sitemap entry, a link or a redirect) that would leave the site being ingested."""
+
+
+class OutOfScopeError(OffSiteError):
+    """A page request (a redirect) on the site but outside its path prefix or disallowed by robots.txt."""
+
+
+class UnusableURLError(httpx.RequestError):
+    """A URL (a link, a listed page, a redirect's Location) that no request can be built from."""
 
 
 class TimeLimitError(httpx.TimeoutException):
@@ -97,6 +105,7 @@ class Fetcher:
         self.page_seconds, self.crawl_seconds = page_seconds, crawl_seconds
         self.crawl_deadline = time.monotonic() + crawl_seconds
         self.scope: SiteScope | None = None  # set by the crawl: which URLs may be requested and indexed
+        self.parsers = ParserPool()  # pages are parsed in worker processes that a deadline can stop
         transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=concurrency))
         # httpx has no public setting for httpcore's network backend; the per-read timeout alone lets
         # a server that drips one byte at a time hold a page forever.
@@ -107,14 +116,29 @@ class Fetcher:
         )
 
     def close(self) -> None:
-        """Release the connection pool."""
+        """Release the connection pool and the parser processes."""
         self.client.close()
+        self.parsers.close()
+
+    def login(self, user: str, password: str) -> None:
+        """Send these credentials (from `user:password@` in the site URL) with every request to the site.
+
+        Kept as an auth setting, never in a URL: URLs are stored, shown and logged, credentials must not be.
+        """
+        self.client.auth = httpx.BasicAuth(user, password)
 
     def _check(self, request: httpx.Request) -> None:
-        """Refuse any request, redirects included, that the site boundary does not allow."""
-        reason = self.scope.refused_request(str(request.url)) if self.scope else ""
+        """Refuse any request, redirects included, that the site boundary does not allow, before it is sent."""
+        if not self.scope:
+            return
+        url = str(request.url)
+        reason = self.scope.refused_request(url)
         if reason:
-            raise OffSiteError(f"refused {request.url}: {reason}", request=request)
+            raise OffSiteError(f"refused {url}: {reason}", request=request)
+        # A page's redirect is held to the page rules (path prefix, robots.txt) before it is requested.
+        reason = self.scope.refused_page(url) if getattr(_deadline, "page", False) else ""
+        if reason:
+            raise OutOfScopeError(f"refused redirect to {url}: {reason}", request=request)
 
     def crawl_expired(self) -> bool:
         """Tell whether the crawl has used up its total time."""
@@ -133,15 +157,18 @@ class Fetcher:
         if self.crawl_expired():
             raise TimeLimitError(f"the crawl time limit ({self.crawl_seconds:g} s) was reached")
         _deadline.at = min(time.monotonic() + self.page_seconds, self.crawl_deadline)
+        _deadline.page = html_only
         try:
             return self._attempts(url, html_only, headers or {})
+        except httpx.InvalidURL as exc:  # not an HTTPError: one bad link or Location must not end the crawl
+            raise UnusableURLError(f"invalid URL: {exc}") from None
         except httpx.TimeoutException as exc:
             if time.monotonic() >= _deadline.at:  # the total, not one slow read
                 raise TimeLimitError(f"took longer than the time limit ({self.page_seconds:g} s per page, "
                                      f"{self.crawl_seconds:g} s per crawl)") from exc
             raise
         finally:
-            _deadline.at = None
+            _deadline.at, _deadline.page = None, False
 
     def _attempts(self, url: str, html_only: bool, headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
         """Try a URL up to 1 + retries times."""
@@ -163,13 +190,14 @@ class Fetcher:
 
     def page(self, url: str, conditions: dict[str, str] | None = None) -> Page:
         """Fetch one page (conditionally, given validators) and convert it; a failure becomes a Page, never raised."""
+        # The page's time covers its parse too: one deadline from the first byte asked to the last link read.
+        deadline = min(time.monotonic() + self.page_seconds, self.crawl_deadline)
         try:
             response, body = self.get(url, html_only=True, headers=conditions)
+        except OutOfScopeError as exc:  # a redirect within the host but out of the path prefix, never requested
+            return Page(url, "skipped", detail=str(exc))
         except httpx.HTTPError as exc:
             return Page(url, "failed", detail=f"{type(exc).__name__}: {exc}")
-        reason = self.scope.refused_page(str(response.url)) if self.scope else ""
-        if reason:  # a redirect within the host but out of the path prefix
-            return Page(url, "skipped", detail=f"redirected to {response.url}: {reason}")
         etag, modified = response.headers.get("ETag", ""), response.headers.get("Last-Modified", "")
         if response.status_code == 304 and conditions:  # Not Modified: the chunks of last time still hold
             return Page(url, "unchanged", detail=NOT_MODIFIED, etag=etag, last_modified=modified)
@@ -181,9 +209,12 @@ class Fetcher:
             kind = response.headers.get("Content-Type", "unknown type")
             return Page(url, "skipped", detail=f"not HTML ({kind})")
         try:
-            markdown, links = html_to_markdown(body, str(response.url))
+            markdown, links = self.parsers.parse(body, str(response.url), deadline)
+        except ParseLimitError as exc:
+            limits = f"{self.page_seconds:g} s per page, {self.crawl_seconds:g} s per crawl"
+            return Page(url, "failed", detail=f"cannot parse: {exc} (time limit: {limits})")
         except Exception as exc:  # a page the parser chokes on is reported, never fatal to the run
-            return Page(url, "failed", detail=f"cannot parse: {type(exc).__name__}")
+            return Page(url, "failed", detail=f"cannot parse: {exc or type(exc).__name__}")
         return Page(url, "ok", markdown=markdown, links=links, etag=etag, last_modified=modified)
 
     def pages(self, urls: list[str], conditions: dict[str, dict[str, str]] | None = None) -> Iterator[Page]:

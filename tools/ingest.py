@@ -118,7 +118,8 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     # that would reach answers, the terminal and the model), and letters in one form (logic/unicode_text.py).
     found = dataclasses.replace(found, docs={s: (url, normalize_text(text)) for s, (url, text) in found.docs.items()})
     if not found.docs and not found.unchanged:
-        reasons = "; ".join(f"{k}: {v}" for k, v in list(found.failed.items())[:5])
+        # Skips too: a robots.txt that refuses the whole site (RFC 9309 on a 5xx) leaves only skipped pages.
+        reasons = "; ".join(f"{k}: {v}" for k, v in list({**found.failed, **found.skipped}.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
     try:
         report = _ingest(found, data_dir, collection, embeddings, embedding_model, recreate, source_root, settings)

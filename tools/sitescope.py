@@ -5,7 +5,10 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
+
+from protego import Protego
+
+from logic import urls
 
 ROBOTS_AGENT = "rag-agent-ingest"  # the token robots.txt rules name (User-agent: rag-agent-ingest)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -13,12 +16,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def origin(url: str) -> tuple[str, str, int]:
     """Return a URL's (scheme, host, port), the port made explicit."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
     try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
         port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
-    except ValueError:  # a port that is not a number names no server we could reach
-        port = -1
+    except ValueError:  # a bad IPv6 host or a port that is not a number names no server we could reach
+        return "", "", -1
     return scheme, (parts.hostname or "").lower(), port
 
 
@@ -36,7 +39,7 @@ def is_private(host: str) -> bool:
 
 def prefix_of(url: str) -> str:
     """Return the path a site root covers: `/docs/` for `.../docs/` or `.../docs`, `/` for a bare host."""
-    path = urlsplit(url).path or "/"
+    path = urls.path_key(url)
     if path.endswith("/"):
         return path
     last = path.rsplit("/", 1)[-1]
@@ -46,13 +49,21 @@ def prefix_of(url: str) -> str:
 
 @dataclass
 class SiteScope:
-    """The site the user named; everything else (other hosts, ports, schemes, paths, robots.txt) is refused."""
+    r"""The site the user named; everything else (other hosts, ports, schemes, paths, robots.txt) is refused.
+
+    Paths are compared as `logic.urls.path_key` reads them: `%2e%2e`, `//` and `\` cannot step out of
+    the prefix nor around a robots.txt rule.
+    """
 
     root: str
     prefix: str = ""
-    robots: RobotFileParser | None = field(default=None, repr=False)
+    robots: Protego | None = field(default=None, repr=False)
+    # Why every page is refused when robots.txt could not be read (RFC 9309: a 5xx or an unreachable
+    # robots.txt means complete disallow); "" when its rules (or none) apply.
+    robots_refusal: str = ""
 
     def __post_init__(self) -> None:
+        self.root = urls.normalize(self.root)  # no credentials, one spelling of the path
         self.site = origin(self.root)
         self.prefix = self.prefix or prefix_of(self.root)
 
@@ -71,23 +82,42 @@ class SiteScope:
             return f"{host} is a private or loopback address and not the site being ingested"
         return f"another site ({scheme}://{host}:{port}) than {self.origin_url()}"
 
-    def refused_page(self, url: str) -> str:
-        """Say why a page may not be indexed (another site, outside the path prefix, robots.txt), or ""."""
+    def refused_path(self, url: str, prefix: str = "") -> str:
+        """Say why a URL is not on this site under `prefix` (the scope's own by default), or ""."""
         reason = self.refused_request(url)
         if reason:
             return reason
-        path = urlsplit(url).path or "/"
-        if not (path + "/").startswith(self.prefix):
-            return f"outside {self.prefix}"
-        if self.robots is not None and not self.robots.can_fetch(ROBOTS_AGENT, url):
+        try:
+            path = urls.path_key(url)
+        except urls.BadURLError as exc:
+            return str(exc)
+        prefix = prefix or self.prefix
+        if not urls.under(path, prefix):
+            shown = urlsplit(url).path
+            return f"outside {prefix}" + (f" ({shown} resolves to {path})" if shown != path else "")
+        return ""
+
+    def refused_page(self, url: str) -> str:
+        """Say why a page may not be requested or indexed (another site, outside the prefix, robots.txt), or ""."""
+        reason = self.refused_path(url)
+        if reason:
+            return reason
+        if self.robots_refusal:
+            return self.robots_refusal
+        key = f"{self.origin_url()}{urls.path_key(url)}"
+        if self.robots is not None and not self.robots.can_fetch(key, ROBOTS_AGENT):
             return "disallowed by robots.txt"
         return ""
 
-    def read_robots(self, status: int, body: bytes) -> None:
-        """Take the site's robots.txt answer: rules on 200, everything refused on 401/403, no rules otherwise."""
-        robots = RobotFileParser()
+    def read_robots(self, status: int, body: bytes, error: str = "") -> None:
+        """Take the site's robots.txt answer as RFC 9309 says: rules on 200, none on 4xx, refuse all on 5xx.
+
+        `status` 0 means no answer (`error` says why): unreachable, which also refuses every page.
+        """
+        self.robots, self.robots_refusal = None, ""
         if status == 200:
-            robots.parse(body.decode("utf-8", errors="replace").splitlines())
-        else:  # as urllib.robotparser reads it: a refused robots.txt refuses everything, a missing one nothing
-            robots.parse(["User-agent: *", "Disallow: /"] if status in (401, 403) else [])
-        self.robots = robots
+            self.robots = Protego.parse(body.decode("utf-8", errors="replace"))
+        elif status >= 500 or status == 0:
+            why = f"answered HTTP {status}" if status else f"could not be fetched ({error})"
+            self.robots_refusal = (f"robots.txt {why}, so the whole site counts as disallowed (RFC 9309); "
+                                   "re-run when it answers")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from logic import urls
 from logic.chunking import parse_front_matter, split_front_matter
 from logic.errors import InvalidInputError
 from logic.validation import printable
@@ -93,7 +94,10 @@ def _add(found: Collected, source: str, text: str, base_url: str, problem: str =
 
 def url_source(url: str, base_url: str) -> str:
     """Name a page by its URL path under the site's base URL: `docs/module-1/intro`, or `index`."""
-    path = urlsplit(url).path
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # a link reported as unusable is named as written
+        return url
     base = urlsplit(base_url).path if base_url else "/"
     base = base if base.endswith("/") else base.rsplit("/", 1)[0] + "/"
     if path.startswith(base):
@@ -108,10 +112,17 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
     """Fetch a site's pages from a sitemap (index) URL, the root's sitemap, or by crawling from the root.
 
     `known` (page URL -> version when last indexed) lets a sitemap's pages be skipped or fetched conditionally.
+    Credentials in the URL (`user:password@`) are sent with every request and kept out of every URL stored.
     """
     include, exclude, known = include or [], exclude or [], known or {}
     fetcher = fetcher or Fetcher()
     found, failures, lastmods = Collected(), list[tuple[str, str]](), dict[str, str]()
+    try:
+        login, url = urls.credentials(url), urls.normalize(url)  # from here on, no URL carries the password
+    except urls.BadURLError as exc:
+        raise InvalidInputError(f"cannot ingest {urls.strip_credentials(url)!r}: {exc}") from None
+    if login:
+        fetcher.login(*login)
     scope = fetcher.scope = SiteScope(url)  # every request, redirect and listed page stays on this site
     try:  # the listing and the pages share one client, so one pool bounds all requests
         read_robots(fetcher, scope)
@@ -119,16 +130,22 @@ def from_site(url: str, base_url: str = "", include: list[str] | None = None, ex
         sitemap = url if is_sitemap else find_sitemap(fetcher, url)
         base = base_url or (url.rsplit("/", 1)[0] + "/" if is_sitemap else url)
         if sitemap:
-            urls = []
+            wanted = []
             for listed in sitemap_urls(fetcher, sitemap, failures, lastmods=lastmods):
-                reason = scope.refused_page(listed)
+                try:
+                    reason, normal = "", urls.normalize(listed)
+                except urls.BadURLError as exc:  # one unusable entry is reported; the others are read
+                    reason, normal = str(exc), listed
+                if normal != listed and listed in lastmods:
+                    lastmods[normal] = lastmods.pop(listed)
+                listed, reason = normal, reason or scope.refused_page(normal)
                 if reason:
                     found.skipped[listed] = f"not ingested: {reason}"
                 elif selected(listed, include, exclude):
-                    urls.append(listed)
-            if len(urls) > max_pages:
-                failures.append((sitemap, f"lists {len(urls)} pages; only the first {max_pages} were read"))
-            pages = _listed(fetcher, urls[:max_pages], base, known, lastmods)
+                    wanted.append(listed)
+            if len(wanted) > max_pages:
+                failures.append((sitemap, f"lists {len(wanted)} pages; only the first {max_pages} were read"))
+            pages = _listed(fetcher, wanted[:max_pages], base, known, lastmods)
         else:  # every page's links are needed to find the others, so a crawl fetches every page
             pages = crawl(fetcher, url, include, exclude, max_pages)
         for page in pages:
@@ -194,6 +211,7 @@ def collect(location: str, base_url: str = "", include: list[str] | None = None,
             fetcher: Fetcher | None = None, progress: bool = False, max_pages: int = 5000,
             known: dict[str, Seen] | None = None) -> Collected:
     """Gather the documents of a folder, file, site root or sitemap URL (`known`: see `from_site`)."""
+    base_url = urls.strip_credentials(base_url)  # URLs of pages are stored and shown: never with a password
     if location.startswith(("http://", "https://")):
         from tqdm import tqdm
 

@@ -78,12 +78,23 @@ def _title(soup: BeautifulSoup, main: Tag) -> str:
     return re.split(r"\s+[|·–—-]\s+", title)[0].strip()
 
 
+def _absolute(page_url: str, href: str) -> str:
+    """Return the link as an absolute URL without its fragment; one that cannot be joined as written.
+
+    The crawler reports a link it cannot use; one unparseable href must not cost the page its text.
+    """
+    try:
+        return urldefrag(urljoin(page_url, href))[0]
+    except ValueError:  # urljoin refuses e.g. `http://[::1/x` (an unclosed IPv6 bracket)
+        return href
+
+
 def html_to_markdown(html: str | bytes, page_url: str = "") -> tuple[str, list[str]]:
     """Return the page as Markdown with its title as front matter ('' when it has no text) and its links."""
     soup = BeautifulSoup(html, "lxml")
     # Links are read before the chrome is removed: the navigation is how a crawl finds pages.
     hrefs = (a.get("href") for a in soup.find_all("a"))
-    found = [urldefrag(urljoin(page_url, h.strip()))[0] for h in hrefs if isinstance(h, str) and h.strip()]
+    found = [_absolute(page_url, h.strip()) for h in hrefs if isinstance(h, str) and h.strip()]
     main = _main_content(soup)
     title = _title(soup, main)
     body = _Converter(heading_style="ATX", code_language_callback=_code_language, bullets="-",

@@ -63,7 +63,11 @@ def test_local_user_may_reindex_only_when_the_server_has_no_keys(setup: dict[str
 
 
 @pytest.mark.parametrize("source", ["/etc", "{docs}/../../../outside", "https://docs.example.com/guide-private",
-                                    "https://evil.example.com/guide", "http://docs.example.com/guide"])
+                                    "https://evil.example.com/guide", "http://docs.example.com/guide",
+                                    # Issue 23: encoded dot segments and `//` resolve outside /guide.
+                                    "https://docs.example.com/guide/%2e%2e/private/",
+                                    "https://docs.example.com/guide/..%2Fprivate/",
+                                    "https://docs.example.com/guide//../private/sitemap.xml"])
 def test_sources_outside_the_allow_list_are_refused_by_name(setup: dict[str, Any], source: str) -> None:
     source = source.format(docs=setup["docs"])
     with pytest.raises(NotAllowedError, match="is not in RAG_AGENT_INDEX_SOURCES"):
