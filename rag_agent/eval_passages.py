@@ -60,9 +60,9 @@ def passage_hits(records: list[dict[str, Any]], texts: dict[str, str], ks: tuple
 def turn_right(record: dict[str, Any]) -> bool:
     """Tell whether a turn's status is the expected one and, if it answers with keywords, the answer holds them."""
     if record["expected"] != "GROUNDED":
-        return record["status"] == "not_found"
+        return bool(record["status"] == "not_found")
     keywords = record.get("answer_keywords") or []
-    return record["status"] == "grounded" and (not keywords or holds(record["answer"], keywords))
+    return bool(record["status"] == "grounded") and (not keywords or holds(record["answer"], keywords))
 
 
 def followups(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -91,12 +91,13 @@ def keyword_calibration(records: list[dict[str, Any]], bins: int = BINS) -> dict
     grouped: dict[int, list[tuple[float, bool]]] = {}
     for confidence, right in pairs:
         grouped.setdefault(min(int(confidence * bins), bins - 1), []).append((confidence, right))
+    gaps = [len(inside) * abs(statistics.fmean(r for _, r in inside) - statistics.fmean(c for c, _ in inside))
+            for inside in grouped.values()]
+    ece = sum(gaps) / len(pairs) if pairs else None
     table = [{"bin": f"{b / bins:.1f}-{(b + 1) / bins:.1f}", "count": len(inside),
               "mean_confidence": round(statistics.fmean(c for c, _ in inside), 4),
               "share_holding": round(statistics.fmean(r for _, r in inside), 4)}
              for b, inside in sorted(grouped.items())]
-    ece = sum(row["count"] * abs(row["share_holding"] - row["mean_confidence"]) for row in table) / len(pairs) \
-        if pairs else None
     high = [right for confidence, right in pairs if confidence >= HIGH_CONFIDENCE]
     return {"keyword_ece": round(ece, 4) if ece is not None else None, "count_judged_answers": len(pairs),
             "high_confidence_holding": _share(high), "count_high_confidence": len(high),
