@@ -14,7 +14,7 @@ from rag_agent.cli import main as cli
 from tools import vectorstore
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "eval"
+SHARED = Path(os.environ.get("RAG_AGENT_SHARED", ROOT.parent / "shared")) / "eval"
 TEXTBOOK = SHARED / "textbook"
 
 pytestmark = pytest.mark.skipif(not TEXTBOOK.is_dir(), reason=f"benchmark smoke runs skipped: they read {TEXTBOOK}")
@@ -43,6 +43,29 @@ def test_warm_turn(tmp_path: Path) -> None:
 
 
 
+
+
+def test_sites(tmp_path: Path) -> None:
+    # Two questions of each kind, one conversation, two selection cases, on the smallest site and the textbook.
+    argv = ["--sites", "mkdocs,textbook", "--limit", "2", "--embedding-model", "hash/256", "--work-dir",
+            str(tmp_path / "work")]
+    out = run("sites.py", *argv, "--json", "--dump", str(tmp_path / "dump.jsonl"))
+    figures = json.loads(out)  # --json: nothing but the JSON on stdout
+    assert list(figures["sites"]) == ["mkdocs", "textbook"]
+    for row in [*figures["sites"].values(), figures["macro_average"]]:
+        assert {"hit_at_5", "passage_hit_at_5", "in_scope_answered", "answer_keyword_recall", "near_miss_abstention",
+                "far_off_abstention", "followups_right_share", "answers_with_defects", "keyword_ece",
+                "high_confidence_holding"} <= set(row)
+    mkdocs = figures["sites"]["mkdocs"]
+    assert (mkdocs["count_in_scope"], mkdocs["count_near_miss"], mkdocs["count_far_off"]) == (2, 2, 2)
+    turns = [json.loads(line) for line in (tmp_path / "dump.jsonl").read_text().splitlines()]
+    assert len(turns) == sum(row["count_turns"] for row in figures["sites"].values())
+    assert all({"answer", "status", "confidence", "citations"} <= set(t) for t in turns)
+    stamp = tmp_path / "work" / "mkdocs" / "data" / "manifest.json"
+    built = stamp.stat().st_mtime_ns
+    table = run("sites.py", *argv)  # same corpus, same code: the index is reused, not rebuilt
+    assert stamp.stat().st_mtime_ns == built
+    assert "| mkdocs |" in table and "| **macro average** |" in table
 
 
 def test_squad_set(tmp_path: Path) -> None:
