@@ -12,7 +12,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install lock demo test test-unit lint dev clean
+.PHONY: install lock demo test test-unit lint dev clean widget
 
 UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
 
@@ -72,3 +72,8 @@ dev: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .rag-agent .langgraph_api
+
+# Rebuild rag_agent/web/static/rag-agent.js from widget/src (needs node and npm; the built file is committed,
+# so nothing else needs them). `npm ci` installs exactly widget/package-lock.json.
+widget:
+	cd widget && npm ci --no-audit --no-fund && node build.mjs

@@ -9,8 +9,10 @@ from logic.unicode_text import normalize_text
 
 
 def label(chunk: Chunk) -> str:
-    """Name a chunk's section as the reader sees it: page title › top heading."""
-    return normalize_text(" › ".join([chunk["title"], *chunk["heading_hierarchy"][:1]]))
+    """Name a chunk's section as its link goes: page title › the heading its anchor belongs to (the deepest)."""
+    # The deep link's anchor is the innermost heading's, so a level-3 anchor gets the level-3 heading's name.
+    heading = chunk["heading_hierarchy"][-1:]
+    return normalize_text(" › ".join([chunk["title"], *(h for h in heading if h != chunk["title"])]))
 
 
 def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:

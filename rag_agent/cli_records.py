@@ -57,7 +57,12 @@ def report(args: argparse.Namespace, ctx: Context) -> int:
         # Loaded only when there are gaps to group; the embedder of the window's turns, as retrieval used it.
         return list(_embedder(store.turns(time.time() - window), ctx).embed_documents(texts))
 
-    built = reporting.build(store, window, embed)
+    from tools import lexicon_store
+
+    lexicon = lexicon_store.load(get_settings().data_dir, ctx.collection)
+    # Words in two or more chunks: a word the docs use once (an example such as "weather") ties no question to them.
+    vocabulary = {term for term, chunks in lexicon.df.items() if chunks >= 2} if lexicon else None
+    built = reporting.build(store, window, embed, vocabulary=vocabulary)
     if args.html:
         from rag_agent.report_html import render
 

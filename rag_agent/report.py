@@ -5,11 +5,11 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from graph.recording import iso
-from logic.gaps import Embed, coverage_gaps
+from logic.gaps import Embed, coverage_gaps, is_far_off, wrong_answer_candidates
 from tools.records import RecordStore
 
 OUTCOMES = ("answered", "flagged", "not_found", "error", "other")
@@ -70,25 +70,17 @@ def _feedback(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"up": sum(r["rating"] > 0 for r in rows), "down": len(negative), "negative": negative}
 
 
-def check_clustering() -> None:
-    """Fail before any work when the optional topic-clustering extra (scikit-learn) is missing."""
-    import importlib.util
-
-    if importlib.util.find_spec("sklearn") is None:
-        from logic.errors import InvalidInputError
-
-        # Optional: scikit-learn and SciPy are ~200 MB that answering questions never needs.
-        raise InvalidInputError("rag-agent report groups questions by topic with scikit-learn, which is optional: "
-                                "install it with `pip install 'rag-agent[report]'`")
-
-
 def build(store: RecordStore, window_seconds: float, embed: Embed | Callable[[list[str]], list[list[float]]],
-          now: float | None = None) -> dict[str, Any]:
-    """Build the report over the turns that finished in the last `window_seconds`."""
-    check_clustering()
+          now: float | None = None, vocabulary: Collection[str] | None = None) -> dict[str, Any]:
+    """Build the report over the turns that finished in the last `window_seconds`.
+
+    `vocabulary`: the index's words (its lexicon); a question using none of them is far off, not a gap.
+    """
     until = time.time() if now is None else now
     since = until - window_seconds
     records = store.turns(since)
+    far = [r for r in records if is_far_off(r, vocabulary)]
+    rated = store.feedback(since)
     return {
         "window": {"since": iso(since), "until": iso(until), "days": round(window_seconds / 86400, 2)},
         **_rates(records),
@@ -97,8 +89,10 @@ def build(store: RecordStore, window_seconds: float, embed: Embed | Callable[[li
         "tokens": sum(r["tokens"] for r in records),
         "threads": len({r["thread_id"] for r in records}),
         "top_cited_sections": _cited(records),
-        "feedback": _feedback(store.feedback(since)),
-        "coverage_gaps": coverage_gaps(records, embed),
+        "feedback": _feedback(rated),
+        "coverage_gaps": coverage_gaps(records, embed, vocabulary=vocabulary),
+        "far_off": {"count": len(far), "examples": list(dict.fromkeys(r["question"] for r in far))[:10]},
+        "wrong_answer_candidates": wrong_answer_candidates(records, rated, embed),
     }
 
 
@@ -123,4 +117,11 @@ def format_text(report: dict[str, Any], gaps: int = 10) -> str:
         lines.append("  none")
     elif len(report["coverage_gaps"]) > gaps:
         lines.append(f"  … {len(report['coverage_gaps']) - gaps} more topics (--json or --html for all)")
+    far = report["far_off"]
+    lines += ["", f"Far-off questions (not about these docs, not counted as gaps): {far['count']}"]
+    lines += [f"  - {q}" for q in far["examples"][:5]]
+    lines += ["", "Possibly wrong answers (thumbs-down, low confidence, flagged, asked again):"]
+    lines += [f"  - {w['question']}  [{'; '.join(w['reasons'])}]" for w in report["wrong_answer_candidates"]]
+    if not report["wrong_answer_candidates"]:
+        lines.append("  none")
     return "\n".join(lines)

@@ -18,7 +18,10 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px s
 min-width:130px}.card b{display:block;font-size:1.5rem}.muted{color:#666}table{border-collapse:collapse;width:100%}
 td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #eee;vertical-align:top}.gap{border:1px solid #ddd;
 border-radius:8px;padding:.6rem 1rem;margin:.8rem 0}.gap h3{margin:.2rem 0}.legend span{margin-right:1rem}
-.sw{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:middle}"""
+.sw{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:middle}
+:root{color-scheme:light dark}
+@media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}a{color:#4493f8}.muted{color:#9198a1}
+h2,td,th,.card,.gap{border-color:#3d444d}svg text{fill:#e6edf3}}"""
 
 
 def safe_href(url: Any) -> str | None:
@@ -137,6 +140,13 @@ def render(report: dict[str, Any]) -> str:
                        f"<td>{escape(f['status'])}</td><td>{escape(f['rated_at'][:16])}</td></tr>"
                        for f in feedback["negative"]) or '<tr><td colspan="4" class="muted">none</td></tr>'
     gaps = report["coverage_gaps"]
+    far = report.get("far_off") or {"count": 0, "examples": []}
+    far_list = "".join(f"<li>{escape(q)}</li>" for q in far["examples"])
+    wrong = "".join(
+        f"<tr><td>{escape(w['question'])}</td><td>{escape('; '.join(w['reasons']))}</td>"
+        f"<td>{'' if w['confidence'] is None else format(w['confidence'], '.0%')}</td>"
+        f"<td>{', '.join(_link(u, u) for u in w['sources'])}</td></tr>"
+        for w in report.get("wrong_answer_candidates") or []) or '<tr><td colspan="4" class="muted">none</td></tr>'
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rag-agent report</title>
 <style>{STYLE}</style></head><body>
 <h1>What your users asked</h1><p class="muted">{escape(window['since'][:16])} → {escape(window['until'][:16])} UTC ·
@@ -149,6 +159,11 @@ latency p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms</p>
 <table><tr><th>Question</th><th>Comment</th><th>Outcome</th><th>Rated</th></tr>{negative}</table>
 <h2>Coverage gaps</h2><p class="muted">Unanswered and low-confidence questions, grouped by topic.</p>
 {bar_list([(g['topic'], g['count'], '') for g in gaps[:15]], COLORS['not_found'])}{_gaps(gaps)}
+<h2>Possibly wrong answers</h2><p class="muted">Answered, but rated down, low confidence, flagged, or asked
+again in other words right after: read these answers against the docs.</p>
+<table><tr><th>Question</th><th>Why</th><th>Confidence</th><th>Sources cited</th></tr>{wrong}</table>
+<h2>Far-off questions</h2><p class="muted">{far['count']} question(s) about something these docs are not about
+(judged off-topic, or none of their words occurs in the docs): not counted as gaps.</p><ul>{far_list}</ul>
 <h2>Most cited sections</h2>
 {bar_list([(s['title'], s['answers'], s['source_url']) for s in report['top_cited_sections']], COLORS['answered'])}
 </body></html>

@@ -8,6 +8,7 @@ A second server with no keys configured answers a client that sends no token at 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -81,11 +82,18 @@ def _check_grounded(tools: list[Any], result: Any) -> None:
     assert by_name["ask_docs"].description == "Answer a question from the indexed docs, with its sources."
     assert "messages" in by_name["ask_docs"].input_schema["properties"]
     assert not result.is_error, result.content
+    data = result.structured_content
+    assert data["status"] == "grounded" and "Replicator" in data["answer"]
+    # The sources: the cited section of the page that answers, not the off-topic one, with the passage quoted.
+    first = data["citations"][0]
+    assert set(first) == {"index", "title", "url", "quote"} and first["index"] == 1
+    assert "isaac-sim" in first["url"] and "Replicator" in first["quote"]
+    assert data["not_found"] is None
+    # The readable block says the same; the whole result is small enough for an assistant's context.
     text = "".join(block.text for block in result.content if block.type == "text")
-    assert "'status': 'grounded'" in text, text[:2000]
-    assert "Replicator" in text
-    # The sources: the cited section of the page that answers, not the off-topic one.
-    assert "isaac-sim" in text and "'citations': [{" in text
+    assert "Replicator" in text and "Sources:" in text and first["url"] in text
+    assert "'status'" not in text and "None" not in text  # not a Python repr
+    assert len(json.dumps(result.model_dump(by_alias=True, exclude_none=True))) < 2048
 
 
 def test_token_holder_gets_a_grounded_answer_with_sources(secured: devserver.DevServer) -> None:
@@ -104,3 +112,40 @@ def test_client_without_token_is_refused(secured: devserver.DevServer) -> None:
 def test_server_without_keys_answers_without_token(open_server: devserver.DevServer) -> None:
     tools, result = asyncio.run(_session(open_server.url, None))
     _check_grounded(tools, result)
+
+
+async def _call(url: str, token: str | None, tool: str, arguments: dict[str, Any]) -> tuple[Any, list[int]]:
+    """Call one tool through the real MCP client; return the result and the HTTP statuses seen."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    statuses: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    async with httpx2.AsyncClient(headers=headers, timeout=120, trust_env=False,
+                                  event_hooks={"response": [record]}) as http:
+        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            return await client.call_tool(tool, arguments), statuses
+
+
+def test_an_unanswered_question_comes_back_with_its_reason_and_nearest_sections(secured: devserver.DevServer) -> None:
+    result, _ = asyncio.run(_call(secured.url, TOKEN, "ask_docs",
+                                  {"messages": [{"role": "user", "content": "What is the capital of France?"}]}))
+    data = result.structured_content
+    assert data["status"] == "not_found" and data["citations"] == []
+    assert data["not_found"]["reason"] and data["not_found"]["nearest"]
+    assert all(set(s) == {"title", "url"} for s in data["not_found"]["nearest"])
+    assert "I don't have information about" in data["answer"]
+    assert "Nearest sections:" in "".join(b.text for b in result.content if b.type == "text")
+
+
+def test_a_refused_call_is_a_tool_error_not_an_http_500(secured: devserver.DevServer) -> None:
+    # Not a question the agent accepts (nothing to ask): the graph refuses it with a clear message.
+    result, statuses = asyncio.run(_call(secured.url, TOKEN, "ask_docs", {"messages": [{"role": "user",
+                                                                                       "content": "   "}]}))
+    assert result.is_error and result.structured_content["status"] == "error"
+    assert result.structured_content["error"]["message"]
+    # The indexer is for admins only: the run is refused before it starts; still a tool error.
+    refused, more = asyncio.run(_call(secured.url, TOKEN, "indexer", {"source": "/etc"}))
+    assert refused.is_error
+    assert 500 not in statuses + more, statuses + more

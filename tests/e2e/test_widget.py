@@ -8,8 +8,8 @@ by git).
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,7 +71,7 @@ class StaticSite:
         return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Robot notes</title></head>
 <body><h1>Robot arm notes</h1><p id="ik">{SELECTED}</p><p>Unrelated filler text.</p>
 <script src="{self.agent}/widget/rag-agent.js" data-title="Robot help" data-starters="What is Isaac Sim?"
- data-handoff-url="{url}" data-handoff-label="{label}" defer></script></body></html>"""
+ data-handoff-url="{url}" data-handoff-label="{label}" data-shortcut="j" defer></script></body></html>"""
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +135,12 @@ def ask(page: Any, question: str) -> Any:
     return page.locator(".msg.assistant").last
 
 
+def _shots() -> Path:
+    """The screenshot folder (tests/e2e/screenshots/, ignored by git) for a reviewer to open."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
 def stored(page: Any, name: str) -> Any:
     return page.evaluate("""(name) => { const k = Object.keys(localStorage).find(k => k.endsWith(':' + name));
                              return k ? JSON.parse(localStorage.getItem(k)) : null; }""", name)
@@ -169,11 +175,12 @@ def test_demo_answer_streams_links_to_the_section_and_the_thread_survives_a_relo
     assert link.get_attribute("href") == f"{server.url}/demo/isaac-sim#isaac-sim"
     assert page.locator(".panel > [role=status]").inner_text().startswith("Answer: Isaac Sim")
 
+    assert link.get_attribute("target") == "_top"  # this site's page: same tab
     link.click()
     page.wait_for_url(f"{server.url}/demo/isaac-sim#isaac-sim")
     assert page.locator("h1#isaac-sim").inner_text() == "Isaac Sim"
-    # A new page load: the widget restores the conversation from the thread id it kept.
-    open_widget(page)
+    # A new page load: the panel reopens by itself and restores the conversation from the thread id it kept.
+    page.get_by_role("dialog", name="Ask the docs").wait_for()
     page.locator(".msg.assistant").first.wait_for()
     assert "What is Isaac Sim?" in page.locator(".msg.user").first.inner_text()
     restored = page.locator(".msg.assistant").first
@@ -219,6 +226,8 @@ def test_embed_on_another_origin_answers_about_the_selected_text(server: devserv
                               const s = getSelection(); s.removeAllRanges(); s.addRange(r); }""")
     page.get_by_role("button", name="Ask about this").click()
     assert page.get_by_role("dialog", name="Robot help").is_visible()
+    page.wait_for_timeout(600)  # past the widget's selection debounce
+    assert page.locator(".ask-this").is_hidden()  # used once: it does not come back for the same selection
     assert "Asking about: “Inverse kinematics" in page.locator(".chip").inner_text()
     answer = ask(page, "What does inverse kinematics solve for?")
     assert "joint angles" in answer.locator(".text").inner_text()
@@ -229,11 +238,19 @@ def test_embed_on_another_origin_answers_about_the_selected_text(server: devserv
     other = visitor.new_page()
     other.goto(f"http://localhost:{site.port}/notes.html")
     open_widget(other, "Robot help")
+    # Told on opening, before typing anything; in words a visitor can act on, with the hand-off link.
+    told = other.locator(".notice")
+    assert "the assistant can't be reached from this page" in told.inner_text()
+    assert other.locator(".starters").count() == 0
+    assert other.get_by_role("link", name=HANDOFF[0]).get_attribute("href") == HANDOFF[1]
     refused = other.get_by_label("Your question")
     refused.fill("What is Isaac Sim?")
     refused.press("Enter")
-    assert "Can't reach the assistant" in other.locator(".notice").inner_text()
+    told.nth(1).wait_for()
+    panel_text = other.locator(".panel").inner_text()
+    assert "RAG_AGENT" not in panel_text and "ORIGIN" not in panel_text.upper()
     assert other.evaluate("localStorage.length") == 0  # no token was ever issued to it
+    other.screenshot(path=str(_shots() / "widget-disallowed-origin.png"))
 
 
 def test_thumbs_down_with_a_comment_is_stored_and_readable_through_the_api(
@@ -304,8 +321,7 @@ def test_rate_limit_gives_a_friendly_slow_down_and_keeps_the_question(server: de
 
 
 def test_keyboard_dark_mode_and_phone_screenshots(server: devserver.DevServer, browser: Any) -> None:
-    shutil.rmtree(SHOTS, ignore_errors=True)
-    SHOTS.mkdir(parents=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     for name, options in {"desktop": {"viewport": {"width": 1280, "height": 800}, "color_scheme": "light"},
                           "phone": {"viewport": {"width": 390, "height": 844}, "color_scheme": "dark",
                                     "is_mobile": True, "has_touch": True}}.items():
@@ -340,3 +356,165 @@ def test_keyboard_dark_mode_and_phone_screenshots(server: devserver.DevServer, b
             context.close()
     assert (SHOTS / "widget-desktop.png").stat().st_size > 10_000
     assert (SHOTS / "widget-phone.png").stat().st_size > 10_000
+
+
+# ---- issue 25: Markdown answers, copy, shortcut, progress, thumbs-up, the selection button ----------------
+
+MARKDOWN = """Install the CLI, then index the docs [1]:
+
+```bash
+pip install rag-agent
+rag-agent ingest https://docs.example.org/ [1]
+```
+
+Then:
+
+- run `rag-agent ask` for one question
+- run **rag-agent chat** for a conversation
+
+| Flag | Meaning |
+|---|---:|
+| `--base-url` | where links point |
+
+<img src=x onerror="window.pwned=1"> [click me](javascript:window.pwned=2) and https://example.org/guide [1]"""
+
+
+def _sse(events: list[tuple[str, Any]]) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def _markdown_run(server: devserver.DevServer) -> str:
+    """A run's event stream as the server sends it, for an answer written in Markdown (a chat model's style)."""
+    citation = {"index": 1, "source_url": "/demo/isaac-sim#isaac-sim", "title": "Isaac Sim", "heading_hierarchy": [],
+                "text": "Isaac Sim is a robotics simulator built on Omniverse.", "chunk_id": "c1"}
+    half = MARKDOWN.index("Then:")
+    values = {"messages": [{"type": "human", "content": "How do I install it?", "id": "h1"},
+                           {"type": "ai", "content": MARKDOWN, "id": "a1"}],
+              "status": "grounded", "answer": MARKDOWN, "citations": [citation], "turn_id": "t-markdown",
+              "confidence": 0.9, "not_found": None}
+    return _sse([("metadata", {"run_id": "r1"}), ("values", {"messages": values["messages"][:1], "status": "pending"}),
+                 ("custom", {"answer_delta": MARKDOWN[:half]}), ("custom", {"answer_delta": MARKDOWN[half:]}),
+                 ("values", values)])
+
+
+def test_a_markdown_answer_shows_code_lists_and_tables_safely_with_copy_buttons(
+        server: devserver.DevServer, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(WAIT)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    try:
+        page = context.new_page()
+        page.route("**/runs/stream", lambda route: route.fulfill(
+            status=200, headers={"Content-Type": "text/event-stream"}, body=_markdown_run(server)))
+        page.goto(f"{server.url}/demo/baking")
+        open_widget(page)
+        answer = ask(page, "How do I install it?")
+        text = answer.locator(".text")
+        code = text.locator("pre code")
+        assert code.inner_text().rstrip("\n") == "pip install rag-agent\nrag-agent ingest https://docs.example.org/ [1]"
+        assert code.locator("a").count() == 0  # a URL or a marker inside code is not a link
+        items = text.locator("ul > li")
+        assert [items.nth(i).inner_text() for i in range(items.count())] == [
+            "run rag-agent ask for one question", "run rag-agent chat for a conversation"]
+        assert text.locator("li code").inner_text() == "rag-agent ask" and text.locator("li strong").count() == 1
+        assert text.locator("th").nth(1).inner_text() == "Meaning"
+        assert text.locator("td code").inner_text() == "--base-url"
+        # Raw HTML is text, never markup; a javascript: link is not a link; a bare URL outside code is one.
+        assert text.locator("img").count() == 0 and page.evaluate("window.pwned") is None
+        assert '<img src=x onerror="window.pwned=1">' in text.inner_text()
+        assert text.get_by_role("link", name="click me").count() == 0
+        external = text.get_by_role("link", name="https://example.org/guide")
+        assert external.get_attribute("target") == "_blank" and "noopener" in (external.get_attribute("rel") or "")
+        cites = text.locator("a.cite")
+        assert cites.count() == 2 and cites.first.get_attribute("href") == f"{server.url}/demo/isaac-sim#isaac-sim"
+
+        answer.get_by_role("button", name="Copy code").click()
+        assert page.evaluate("navigator.clipboard.readText()") == \
+            "pip install rag-agent\nrag-agent ingest https://docs.example.org/ [1]"
+        answer.get_by_role("button", name="Copied").wait_for()
+        answer.get_by_role("button", name="Copy answer").click()
+        assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN
+        page.screenshot(path=str(_shots() / "widget-markdown.png"))
+    finally:
+        context.close()
+
+
+def test_ctrl_k_opens_the_panel_and_a_page_can_choose_its_own_key(server: devserver.DevServer, site: StaticSite,
+                                                                    visitor: Any) -> None:
+    page = visitor.new_page()
+    page.goto(f"{server.url}/demo/")
+    assert page.locator(".panel").is_hidden()
+    page.keyboard.press("Control+k")
+    assert page.get_by_role("dialog", name="Ask the docs").is_visible()
+    assert page.evaluate("document.getElementById('rag-agent-widget').shadowRoot.activeElement.tagName") == "TEXTAREA"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Meta+k")  # ⌘-K on a Mac
+    assert page.get_by_role("dialog", name="Ask the docs").is_visible()
+
+    other = visitor.new_page()  # data-shortcut="j" on this page
+    other.goto(f"http://127.0.0.1:{site.port}/notes.html")
+    other.locator(".launcher").wait_for()
+    other.keyboard.press("Control+k")
+    assert other.locator(".panel").is_hidden()
+    other.keyboard.press("Control+j")
+    assert other.get_by_role("dialog", name="Robot help").is_visible()
+
+
+def test_waiting_shows_searching_the_docs_and_progress_for_an_offline_answer(
+        server: devserver.DevServer, visitor: Any) -> None:
+    page = visitor.new_page()
+    page.goto(f"{server.url}/demo/")
+    open_widget(page)
+    # Record every progress line the visitor sees while the (offline, extractive) answer is made.
+    page.evaluate("""() => { window.seen = []; const root = document.getElementById('rag-agent-widget').shadowRoot;
+        new MutationObserver(() => { for (const p of root.querySelectorAll('.progress')) {
+            const t = p.textContent; if (p.checkVisibility() && !seen.includes(t)) seen.push(t); } })
+          .observe(root, { subtree: true, childList: true, characterData: true }); }""")
+    answer = ask(page, "What is Isaac Sim?")
+    seen = page.evaluate("seen")
+    assert seen[0] == "Searching the docs…"
+    assert any(s.startswith("Found ") and s.endswith("writing the answer…") for s in seen), seen
+    assert answer.locator(".progress").count() == 0  # gone once the answer is there
+    assert "Isaac Sim is a robotics simulator" in answer.locator(".text").inner_text()
+
+
+def test_thumbs_up_asks_nothing_is_stored_and_shows_pressed_after_a_reload(
+        server: devserver.DevServer, visitor: Any) -> None:
+    page = visitor.new_page()
+    page.goto(f"{server.url}/demo/")
+    open_widget(page)
+    answer = ask(page, "What is Isaac Sim?")
+    answer.get_by_role("button", name="Helpful", exact=True).click()
+    answer.get_by_text("Thanks for the feedback.").wait_for()
+    assert answer.get_by_role("button", name="Helpful", exact=True).get_attribute("aria-pressed") == "true"
+    assert "What was missing or wrong" not in answer.inner_html()  # nothing asked of a happy reader
+    assert answer.get_by_placeholder("What helped? (optional)").is_visible()  # offered, not required
+    with api(server, page) as client:
+        turn_id = client.get(f"/threads/{stored(page, 'thread')}/state").json()["values"]["turn_id"]
+        ratings = client.get("/widget/feedback", params={"turn_id": turn_id}).json()["feedback"]
+    assert [(r["rating"], r["comment"]) for r in ratings] == [(1, None)]
+
+    page.reload()
+    open_widget(page)
+    restored = page.locator(".msg.assistant").first
+    restored.locator(".feedback").wait_for()
+    assert restored.get_by_role("button", name="Helpful", exact=True).get_attribute("aria-pressed") == "true"
+    assert restored.get_by_role("button", name="Not helpful").get_attribute("aria-pressed") == "false"
+    page.screenshot(path=str(_shots() / "widget-thumbs-up-restored.png"))
+
+
+def test_the_ask_about_this_button_never_appears_for_the_widgets_own_text(
+        server: devserver.DevServer, visitor: Any) -> None:
+    page = visitor.new_page()
+    page.goto(f"{server.url}/demo/")
+    open_widget(page)
+    box = page.get_by_label("Your question")
+    box.fill("How do I install Isaac Sim on Ubuntu?")
+    box.press("Control+a")  # select all of one's own question
+    page.wait_for_timeout(600)  # past the widget's selection debounce
+    assert page.locator(".ask-this").is_hidden()
+    answer = ask(page, "What is Isaac Sim?")
+    answer.locator(".text p").first.click(click_count=3)  # select a paragraph of the answer
+    page.wait_for_timeout(600)
+    assert page.locator(".ask-this").is_hidden()
+    page.screenshot(path=str(_shots() / "widget-own-selection.png"))

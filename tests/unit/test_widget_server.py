@@ -197,6 +197,9 @@ def test_demo_headings_carry_the_anchors_citations_link_to(tmp_path: Path, monke
 
 def test_widget_is_small_and_loads_nothing_from_other_hosts() -> None:
     js, css = (STATIC / "rag-agent.js").read_bytes(), (STATIC / "rag-agent.css").read_bytes()
-    assert len(gzip.compress(js)) + len(gzip.compress(css)) <= 60 * 1024
+    # About 50 KB of it is markdown-it and DOMPurify (safe Markdown answers, issue 25); the widget itself is ~10 KB.
+    assert len(gzip.compress(js)) + len(gzip.compress(css)) <= 72 * 1024
     code = re.sub(rb"/\*.*?\*/", b"", js, flags=re.S)  # the header comment shows an example URL
+    # DOMPurify names the XML namespaces it knows (identifiers, never fetched).
+    code = re.sub(rb"http://www\.w3\.org/(1998/Math/MathML|2000/svg|1999/xhtml)\b", b"", code)
     assert not re.search(rb"https?://", code + css), "no CDN or third-party URL at run time"
