@@ -61,7 +61,9 @@ def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: 
     code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus", str(corpus),
                  "--report", str(report), "--json"])
     assert code == 0
-    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    printed = capsys.readouterr()
+    figures = json.loads(printed.out)  # stdout is the one JSON object: `eval --json | jq` works
+    assert "added 2" in printed.err  # the ingest's report went to stderr
     assert figures["hit_at_1"] == 1.0 and figures["count_out_of_scope"] == 1
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"]
@@ -186,3 +188,46 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
     assert eval_figures.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []
+
+
+@pytest.mark.parametrize(("content", "error"), [
+    (b'{"question": "fine"}\n{"question": "cut off\n', "q.jsonl:2: not valid JSON"),
+    (b'{"question": "fine"}\n\n{"question": "caf\xe9"}\n', "q.jsonl:3: not valid UTF-8 (byte 0xe9 at column 18)"),
+    (b'{"question": 5}\n', "q.jsonl:1: field 'question' must be non-empty text, got int 5"),
+    (b'{"id": "x"}\n', "q.jsonl:1: field 'question' must be non-empty text, got missing"),
+    (b'["What is ROS?"]\n', "q.jsonl:1: expected a JSON object, got list"),
+    (b'{"question": "What is ROS?", "gold": "a.md"}\n', "q.jsonl:1: field 'gold' must be a list of text"),
+    (b'{"question": "What is ROS?", "expected": "yes"}\n', "q.jsonl:1: field 'expected' must be GROUNDED or NOT_FOUND"),
+    (b"[" * 100_000, "q.jsonl:1: not valid JSON (nested too deep)"),
+])
+def test_a_bad_question_file_names_the_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           content: bytes, error: str) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_bytes(content)
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--json"])
+    printed = capsys.readouterr()
+    assert code == 2 and printed.out == ""
+    assert error in printed.err and str(questions) in printed.err, printed.err
+
+
+def test_a_bad_conversation_turn_names_the_line_and_turn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversations = tmp_path / "c.jsonl"
+    conversations.write_text(json.dumps({"id": "c1", "turns": [{"question": "What is ROS?"}, {"question": None}]}))
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", "--conversations", str(conversations)])
+    assert code == 2
+    assert f"{conversations}:1: turn 2: field 'question' must be non-empty text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["../../../etc/passwd", "/etc/passwd", "link/passwd"])
+def test_a_selection_file_outside_the_selection_root_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                name: str) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "link").symlink_to("/etc")  # resolved before the check: a symlink cannot lead out either
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "Summarize this.", "selection_file": name}) + "\n")
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--selection-root", str(root)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{questions}:1: selection_file {name!r} is outside the selection root {root.resolve()}" in err
+    assert "root:" not in err  # nothing of /etc/passwd was read or shown
