@@ -11,7 +11,14 @@ from typing import Any
 from tqdm import tqdm
 
 from logic.errors import InvalidInputError
-from rag_agent.eval_figures import abstention_split, answers, by_class, keyword_recall, selection_figures
+from rag_agent.eval_figures import (
+    abstention_split,
+    answers,
+    by_class,
+    followups,
+    keyword_recall,
+    selection_figures,
+)
 from rag_agent.service import Agent
 
 # Equal-width confidence bins of the reliability table.
@@ -200,7 +207,8 @@ def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
         "count_in_scope": len(inscope), "count_out_of_scope": len(out), "count_followups": len(follow),
         "errors": sum(r["status"] == "error" for r in records),
-        **answers(records), **abstention_split(out), **selection_figures(chosen), **by_class(records),
+        **followups(records), **answers(records), **abstention_split(out), **selection_figures(chosen),
+        **by_class(records),
         **calibration(records),
     }
 
