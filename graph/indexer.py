@@ -67,6 +67,24 @@ class NotAllowedError(ValueError):
     """The caller may not re-index, or the source is not on the deployment's allow-list."""
 
 
+# A ValueError too, so the server shows the caller what to send; INVALID_INPUT for everyone else.
+class IndexInputError(InvalidInputError, ValueError):
+    """The run's input is not an indexer request (e.g. a chat `{"messages": […]}` sent to this graph)."""
+
+
+def check_input(state: IndexState) -> None:
+    """Refuse an input without a text `source` (or with mistyped options), naming the field and what to send."""
+    source = state.get("source")
+    if source is None:  # the input schema drops other keys, so a chat message arrives as nothing
+        raise IndexInputError("the indexer's input has no 'source' field: send {\"source\": \"<folder path or "
+                              "site/sitemap URL>\"}; questions go to the `agent` graph, not `indexer`")
+    if not isinstance(source, str):
+        raise IndexInputError(f"the indexer's 'source' field must be text, not {type(source).__name__}")
+    for name, kind in (("base_url", str), ("include", list), ("exclude", list), ("recreate", bool)):
+        if state.get(name) is not None and not isinstance(state.get(name), kind):
+            raise IndexInputError(f"the indexer's {name!r} field must be {kind.__name__}")
+
+
 def check_admin(config: RunnableConfig) -> None:
     """Refuse a server run by anyone not in RAG_AGENT_ADMINS; a plain Python call (no server user) may run."""
     configurable = config.get("configurable") or {}
@@ -109,6 +127,7 @@ def index(state: IndexState, runtime: Runtime[Context]) -> dict[str, Any]:
     from tools.ingest import Settings, ingest
     from tools.sources import collect
 
+    check_input(state)
     check_admin(get_config())
     source = check_source(state["source"])
     ctx, settings = resolve_context(runtime.context), Settings(progress=False)

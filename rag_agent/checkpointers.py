@@ -14,6 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from logic.errors import SettingsError, StorageError
 from rag_agent.logs import redact_url
+from tools import folders
 from tools.settings import get_settings
 
 redact = redact_url  # the name callers and tests have used
@@ -44,8 +45,10 @@ def open_sqlite(path: Path) -> SqliteSaver:
         # ~5 checkpoints (measured: most of the graph's overhead, docs/benchmarks.md).
         conn.execute("PRAGMA synchronous = NORMAL")
     except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot use the conversation store (checkpoint database {path}): {exc}; "
-                           f"{SQLITE_REMEDY}") from exc
+        reason = folders.read_only(path.parent)  # "unable to open database file" does not say why
+        remedy = "make it writable, or set RAG_AGENT_CHECKPOINTER to another store" if reason else SQLITE_REMEDY
+        raise StorageError(f"cannot use the conversation store (checkpoint database {path}): {reason or exc}; "
+                           f"{remedy}") from exc
     return saver
 
 

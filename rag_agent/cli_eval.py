@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +43,19 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
     from rag_agent.service import Agent
 
     questions = evaluate.load_questions(args.questions, args.near_miss)
-    conversations = evaluate.load_jsonl(args.conversations) if args.conversations else []
+    conversations = evaluate.load_conversations(args.conversations) if args.conversations else []
     root = args.selection_root or args.corpus
-    if not args.corpus:
-        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
-    # A fresh collection of the operator's own making: served for this command only.
-    with overridden(collection=f"eval-{ctx.collection}") as settings:
-        ctx = Context.from_mapping({**vars(ctx), "collection": settings.collection})
-        args.path, args.base_url, args.recreate = args.corpus, "", True
-        cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
-        return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
+    evaluate.selection_texts(questions, root)  # a bad selection_file stops the run before the ingest
+    # With --json, stdout holds the one JSON object: the ingest's report and any other note go to stderr.
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        if not args.corpus:
+            return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
+        # A fresh collection of the operator's own making: served for this command only.
+        with overridden(collection=f"eval-{ctx.collection}") as settings:
+            ctx = Context.from_mapping({**vars(ctx), "collection": settings.collection})
+            args.path, args.base_url, args.recreate = args.corpus, "", True
+            cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
+            return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
 
 
 def _print_figures(figures: dict[str, Any], as_json: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from typing import Any
@@ -20,33 +21,113 @@ def _share(values: list[bool]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+# An answer holds its keywords when it contains at least half of them, rounded up (1 of 1, 1 of 2, 2 of 3):
+# keywords are proxies, not a judge, and a right answer may phrase one of several differently.
+HOLD_SHARE = 0.5
+
+
+def holds_keywords(answer: str, keywords: list[str]) -> bool:
+    """Tell whether an answer contains at least HOLD_SHARE of its expected keywords (rounded up)."""
+    lowered = answer.lower()
+    return sum(k.lower() in lowered for k in keywords) >= math.ceil(HOLD_SHARE * len(keywords))
+
+
+def turn_right(record: dict[str, Any]) -> bool:
+    """Judge a turn as its reader would: the expected status and, for an answer with keywords, holding them."""
+    if record["expected"] != "GROUNDED":
+        return bool(record["status"] == "not_found")
+    keywords = record.get("answer_keywords") or []
+    return record["status"] == "grounded" and holds_keywords(record.get("answer", ""), keywords)
+
+
+def followups(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Judge conversation turns after the first by their answers, not only by what they retrieved."""
+    later = [r for r in records if r["turn"] > 1]
+    inscope = [r for r in later if r["expected"] == "GROUNDED"]
+    recalls = [r["keyword_recall"] for r in inscope if r.get("keyword_recall") is not None]
+    return {"followups_right": sum(turn_right(r) for r in later), "count_followup_turns": len(later),
+            "followups_right_share": _share([turn_right(r) for r in later]),
+            "followup_answered": _share([r["status"] == "grounded" for r in inscope]),
+            "followup_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None}
+
+
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+# An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
+# double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
+_EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
+_COMMA_PERIOD = re.compile(r",\s?\.(?!\.)")  # "to `true`,." / "true, ." (not an ellipsis ",...")
+_ARTICLE_STOP = re.compile(r"\b(?:the|an)\s*[.,;:](?=\s|$)")  # "disabled for the." : a value was cut out
+# The note a quoted answer ends with ("_(Quoted from the documentation; …)_") and trailing citation marks.
+_NOTE = re.compile(r"\n\s*_\([^\n]*\)_\s*$")
+_MARKS = re.compile(r"(?:\s*\[\d+\])+\s*$")
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def _cut_code(body: str) -> bool:
+    """Tell whether a code block's brackets are left open at its end (a dict or call cut mid-way)."""
+    depth = 0
+    for line in body.splitlines():
+        code = re.sub(r"'[^']*'|\"[^\"]*\"|#.*$", "", line)  # brackets in strings and comments do not count
+        depth += sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
+    return depth > 0
+
+
+def _ends_mid_sentence(answer: str) -> bool:
+    """Tell whether the answer's last line of prose stops without finishing its sentence."""
+    text = _MARKS.sub("", _NOTE.sub("", answer.rstrip()))
+    if not text or text.rstrip().endswith("```"):
+        return False
+    last = text.strip().rsplit("\n", 1)[-1].strip()
+    if not last or re.match(r"([-*+>#|]|\d+[.)])\s?", last):  # a list item, quote, heading, table row
+        return False
+    if "/" in last.split()[-1]:  # a sentence may end on a bare URL or path
+        return False
+    return last[-1].isalnum() or last[-1] in ",;:(-"
 
 
 def answer_defects(answer: str) -> list[str]:
-    """Name what is broken in an answer's text: a lead-in cut off with ":.", or a code fence with an empty body."""
+    """Name what is broken in an answer's text, as a reader would notice it: cut lead-ins, emptied code, fragments."""
     prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
     found = [":." for _ in [0] if ":." in prose]
     found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
+    found += ["empty code span" for _ in _EMPTY_SPAN.findall(prose)][:1]
+    words = _INLINE_CODE.sub("x", prose)  # a code span's own punctuation (`a,.b`) is not prose
+    found += [",." for _ in [0] if _COMMA_PERIOD.search(words)]
+    found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
+    found += ["code block cut off" for body in _FENCE.findall(answer) if _cut_code(body)][:1]
+    if answer.count("```") % 2:
+        found.append("code block cut off")
+    elif _ends_mid_sentence(answer):
+        found.append("ends mid-sentence")
     return found
 
 
 def answers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return answer keyword recall over the turns that carry keywords, and answers containing ":."."""
+    """Return answer keyword recall over the turns that carry keywords, and answers with each kind of defect."""
     recalls = [r["keyword_recall"] for r in records if r.get("keyword_recall") is not None]
+    defects = [answer_defects(r.get("answer", "")) for r in records]
+    kinds = sorted({kind for found in defects for kind in found})
     return {"answer_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None,
             "count_with_keywords": len(recalls), "flagged": sum(bool(r.get("flagged")) for r in records),
-            "answers_with_colon_period": sum(":." in answer_defects(r.get("answer", "")) for r in records),
-            "answers_with_defects": sum(bool(answer_defects(r.get("answer", ""))) for r in records)}
+            "answers_with_colon_period": sum(":." in found for found in defects),
+            "answers_with_defects": sum(bool(found) for found in defects),
+            "defects_by_kind": {kind: sum(kind in found for found in defects) for kind in kinds}}
 
 
 def abstention_split(out: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return abstention on near misses (files marked near-miss) apart from far-off questions, and per file."""
+    """Return abstention on near misses (files marked near-miss) apart from far-off questions, and per file.
+
+    A conversation's off-domain turn is neither: it is judged in context (conversation_abstention).
+    """
+    talk = [r["status"] == "not_found" for r in out if r.get("conversation")]
+    out = [r for r in out if not r.get("conversation")]
     near = [r["status"] == "not_found" for r in out if r.get("near_miss")]
     far = [r["status"] == "not_found" for r in out if not r.get("near_miss")]
     sets = sorted({r.get("set", "") for r in out})
     return {"near_miss_abstention": _share(near), "far_off_abstention": _share(far),
             "count_near_miss": len(near), "count_far_off": len(far),
+            "conversation_abstention": _share(talk), "count_conversation_out_of_scope": len(talk),
             "abstention_by_set": {s: _share([r["status"] == "not_found" for r in out if r.get("set", "") == s])
                                   for s in sets}}
 

@@ -10,31 +10,99 @@ from typing import Any
 
 from tqdm import tqdm
 
-from rag_agent.eval_figures import abstention_split, answers, by_class, keyword_recall, selection_figures
+from logic.errors import InvalidInputError
+from rag_agent.eval_figures import (
+    abstention_split,
+    answers,
+    by_class,
+    followups,
+    keyword_recall,
+    selection_figures,
+)
 from rag_agent.service import Agent
 
 # Equal-width confidence bins of the reliability table.
 CONFIDENCE_BINS = 10
 
 
+class EvalFileError(InvalidInputError, ValueError):
+    """A question, conversation or selection file that cannot be used as given (exit 2, no traceback)."""
+
+
 def load_questions(paths: list[Path], near_miss: list[Path]) -> list[dict[str, Any]]:
     """Read question files, tagging each question with its file's name and whether the file holds near misses."""
     marked = {p.resolve() for p in near_miss}
-    return [{**q, "set": path.stem, "near_miss": path.resolve() in marked}
-            for path in [*paths, *(p for p in near_miss if p.resolve() not in {x.resolve() for x in paths})]
-            for q in load_jsonl(path)]
+    questions = []
+    for path in [*paths, *(p for p in near_miss if p.resolve() not in {x.resolve() for x in paths})]:
+        for number, row in enumerate_jsonl(path):
+            _check_question(row, f"{path}:{number}")
+            questions.append({**row, "set": path.stem, "near_miss": path.resolve() in marked,
+                              "where": f"{path}:{number}"})
+    return questions
+
+
+def load_conversations(path: Path) -> list[dict[str, Any]]:
+    """Read a conversations file: one object a line, an `id` and a list of `turns` (each a question)."""
+    conversations = []
+    for number, row in enumerate_jsonl(path):
+        where = f"{path}:{number}"
+        turns = row.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise EvalFileError(f"{where}: field 'turns' must be a non-empty list of questions")
+        for turn, question in enumerate(turns, 1):
+            if not isinstance(question, dict):
+                raise EvalFileError(f"{where}: turn {turn} must be an object with a 'question'")
+            _check_question(question, f"{where}: turn {turn}")
+        conversations.append({**row, "id": str(row.get("id", number))})
+    return conversations
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Read a JSON Lines file, naming the line that does not parse."""
+    """Read a JSON Lines file of objects, naming the file and line of any that does not parse."""
+    return [row for _, row in enumerate_jsonl(path)]
+
+
+def enumerate_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Return (line number, object) for each non-blank line; a bad line is an EvalFileError naming it."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise EvalFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc})") from exc
+    for number, line in enumerate(raw.splitlines(), 1):
+        try:
+            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise EvalFileError(f"{path}:{number}: not valid UTF-8 (byte 0x{line[exc.start]:02x} at column "
+                                f"{exc.start + 1})") from exc
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except RecursionError as exc:
+            raise EvalFileError(f"{path}:{number}: not valid JSON (nested too deep)") from exc
+        except ValueError as exc:
+            raise EvalFileError(f"{path}:{number}: not valid JSON ({exc})") from exc
+        if not isinstance(row, dict):
+            raise EvalFileError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        rows.append((number, row))
     return rows
+
+
+def _check_question(row: dict[str, Any], where: str) -> None:
+    """Refuse a question whose fields have the wrong type, naming the line and the field."""
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        got = "missing" if question is None else f"{type(question).__name__} {question!r}"[:80]
+        raise EvalFileError(f"{where}: field 'question' must be non-empty text, got {got}")
+    for name in ("gold", "answer_keywords"):
+        value = row.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise EvalFileError(f"{where}: field {name!r} must be a list of text, got {value!r}"[:200])
+    if row.get("expected") not in (None, "GROUNDED", "NOT_FOUND"):
+        raise EvalFileError(f"{where}: field 'expected' must be GROUNDED or NOT_FOUND, got {row['expected']!r}"[:200])
+    if row.get("selection_file") is not None and not isinstance(row["selection_file"], str):
+        raise EvalFileError(f"{where}: field 'selection_file' must be a path (text), got {row['selection_file']!r}")
 
 
 def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -66,26 +134,41 @@ def selection_text(question: dict[str, Any], root: Path | None) -> str | None:
     name = question.get("selection_file")
     if not name:
         return None
+    where = question.get("where") or f"question {question.get('id', '')!r}"
     if root is None:
-        raise ValueError(f"question {question.get('id', '')!r} has a selection_file; pass --corpus or --selection-root")
-    return (root / str(name)).read_text(encoding="utf-8")
+        raise EvalFileError(f"{where}: has a selection_file; pass --corpus or --selection-root")
+    base = root.resolve()
+    path = (base / str(name)).resolve()  # resolved: `..`, an absolute path or a symlink cannot leave the root
+    if not path.is_relative_to(base):
+        raise EvalFileError(f"{where}: selection_file {name!r} is outside the selection root {base}; "
+                            "selection files must lie under --selection-root (or --corpus)")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalFileError(f"{where}: cannot read selection_file {name!r}: {exc}") from exc
+
+
+def selection_texts(questions: list[dict[str, Any]], root: Path | None) -> list[str | None]:
+    """Read every question's selection up front, so a bad path stops the run before any question is asked."""
+    return [selection_text(q, root) for q in questions]
 
 
 def run(agent: Agent, questions: list[dict[str, Any]], conversations: list[dict[str, Any]],
         selection_root: Path | None = None) -> list[dict[str, Any]]:
     """Ask every question on its own thread and every conversation turn by turn on one thread."""
     records = []
+    selections = selection_texts(questions, selection_root)
     total = len(questions) + sum(len(c["turns"]) for c in conversations)
     with tqdm(total=total, unit="turn", desc="eval") as bar:
-        for q in questions:
+        for q, selection in zip(questions, selections, strict=True):
             item_id = q.get("id") or q.get("source_id", "")
-            selection = selection_text(q, selection_root)
             records.append(_record(item_id, 1, q, agent.ask(q["question"], uuid.uuid4().hex, context=selection)))
             bar.update()
         for conv in conversations:
             thread = uuid.uuid4().hex
             for turn, q in enumerate(conv["turns"], 1):
-                records.append(_record(conv["id"], turn, q, agent.ask(q["question"], thread)))
+                record = _record(conv["id"], turn, q, agent.ask(q["question"], thread))
+                records.append({**record, "conversation": True})
                 bar.update()
     return records
 
@@ -124,7 +207,8 @@ def metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
         "count_in_scope": len(inscope), "count_out_of_scope": len(out), "count_followups": len(follow),
         "errors": sum(r["status"] == "error" for r in records),
-        **answers(records), **abstention_split(out), **selection_figures(chosen), **by_class(records),
+        **followups(records), **answers(records), **abstention_split(out), **selection_figures(chosen),
+        **by_class(records),
         **calibration(records),
     }
 

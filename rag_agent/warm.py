@@ -64,6 +64,29 @@ class _Frames(io.TextIOBase):
         return True
 
 
+class _NoStdin(io.TextIOBase):
+    """The stdin a forwarded command sees: reading fails at once (the asker's stdin never reaches the agent)."""
+
+    def read(self, size: int | None = -1) -> str:
+        """Refuse: waiting on the agent's own stdin would hang it and every ask queued behind."""
+        raise OSError("a warm agent cannot read the asker's stdin; pass a file, or stop `rag-agent warm`")
+
+    readline = read  # type: ignore[assignment]
+
+    def readable(self) -> bool:
+        """Say the stream is meant for reads (each of which fails)."""
+        return True
+
+
+class _Stopped(BaseException):
+    """SIGTERM arrived: stop serving, even in the middle of a command."""
+
+
+def _stop(*_: object) -> None:
+    """End the serving loop from the SIGTERM handler."""
+    raise _Stopped
+
+
 def _private_folder(folder: Path) -> None:
     """Create the socket's folder for this user alone, refusing one another user could write to."""
     folder.mkdir(mode=0o700, exist_ok=True)
@@ -115,11 +138,15 @@ def _serve_one(conn: socket.socket, command: Callable[[list[str]], int]) -> None
         os.chdir(request["cwd"])  # relative --context files resolve where the asker stands
         tty = request.get("tty") or [False, False]
         out, err = _Frames(sink, "out", bool(tty[0])), _Frames(sink, "err", bool(tty[1]))
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = command([str(a) for a in argv])
-            except SystemExit as exc:  # argparse's usage errors
-                code = exc.code if isinstance(exc.code, int) else 2
+        stdin, sys.stdin = sys.stdin, _NoStdin()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = command([str(a) for a in argv])
+                except SystemExit as exc:  # argparse's usage errors
+                    code = exc.code if isinstance(exc.code, int) else 2
+        finally:
+            sys.stdin = stdin
         if not out.gone:
             sink.write(json.dumps({"exit": code}).encode() + b"\n")
     except (OSError, ValueError, KeyError) as exc:  # a malformed request or a gone asker: the next one is served
@@ -139,13 +166,18 @@ def run(args: argparse.Namespace, ctx: Context, command: Callable[[list[str]], i
     if args.idle_minutes <= 0:
         raise InvalidInputError("--idle-minutes must be above 0")
     data_dir = get_settings().data_dir
+    # Nothing the agent runs may wait on its terminal: a read of fd 0 ends at once instead of hanging.
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     with Agent(ctx) as agent:
         agent.load()  # the embedder and the index, once
     path = protocol.socket_path(data_dir)
     server = _listen(path)
     cwd = os.getcwd()
-    # SIGTERM (kill, a service manager) ends the loop through `finally`, so the socket is removed.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # SIGTERM (kill, a service manager) ends the loop through `finally`, so the socket is removed. Not
+    # SystemExit: a command being served catches that (argparse's usage errors) and the loop would go on.
+    signal.signal(signal.SIGTERM, _stop)
     print(f"rag-agent warm: serving `rag-agent ask` on {Path(data_dir).resolve()} (socket {path}); "
           f"stops after {args.idle_minutes:g} idle minutes or Ctrl-C", file=sys.stderr, flush=True)
     server.settimeout(args.idle_minutes * 60)
@@ -158,6 +190,8 @@ def run(args: argparse.Namespace, ctx: Context, command: Callable[[list[str]], i
                 return 0
             _serve_one(conn, command)
             os.chdir(cwd)
+    except _Stopped:
+        return 0
     finally:
         server.close()
         with contextlib.suppress(FileNotFoundError):

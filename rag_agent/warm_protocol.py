@@ -44,10 +44,16 @@ def data_dir(argv: list[str]) -> str:
     return found
 
 
+def reads_stdin(argv: list[str]) -> bool:
+    """Return whether any argument may name stdin: `-` alone or as an option's `=` value, in any spelling."""
+    # argparse takes `--context -`, `--context=-` and abbreviations (`--cont -`, `--co=-`) alike: any "-"
+    # value is taken as stdin rather than guessing which option it belongs to. A question that is "-"
+    # or ends in "=-" is answered in-process too, which costs only the start-up time.
+    return any(a == "-" or a.endswith("=-") for a in argv)
+
+
 def forwardable(argv: list[str]) -> bool:
     """Return whether the command is an `ask` that reads nothing from this process's stdin."""
     words = [a for i, a in enumerate(argv) if not a.startswith("-") and (i == 0 or argv[i - 1] not in
                                                                           ("--data-dir", "--collection"))]
-    return bool(words) and words[0] == "ask" and not any(
-        a == "-" and argv[i - 1] == "--context" for i, a in enumerate(argv) if i
-    )
+    return bool(words) and words[0] == "ask" and not reads_stdin(argv)

@@ -57,6 +57,7 @@ class Snapshot:
     weights: np.ndarray[Any, Any] | None = None
     _payloads: mmap.mmap | None = None
     _headings: list[list[str]] | None = field(default=None, repr=False)
+    _source_ids_by_name: dict[str, int] | None = field(default=None, repr=False)
 
     @property
     def rows(self) -> int:
@@ -85,16 +86,23 @@ class Snapshot:
         """Return which rows a filter admits (None: every row)."""
         if sources is None and not headings:
             return None
-        mask = np.ones(self.rows, dtype=bool)
-        if sources is not None:
-            wanted = [i for i, s in enumerate(self.sources) if s in set(sources)]
-            mask &= np.isin(self.source_ids, np.asarray(wanted, dtype=np.int32))
+        mask = np.ones(self.rows, dtype=bool) if sources is None else self.rows_of(sources)
         if headings:
             if self._headings is None:  # only section filters need them: loaded on first use
                 self._headings = json.loads((self.folder / "headings.json").read_text())
             chosen = set(headings)
             for row in np.flatnonzero(mask):
                 mask[row] = not chosen.isdisjoint(self._headings[row])
+        return mask
+
+    def rows_of(self, sources: list[str]) -> np.ndarray[Any, Any]:
+        """Return a mask of the rows of these sources: one dict lookup per name, then one vectorised gather."""
+        if self._source_ids_by_name is None:  # built once per snapshot, on its first filtered search
+            self._source_ids_by_name = {s: i for i, s in enumerate(self.sources)}
+        known = self._source_ids_by_name
+        wanted = np.zeros(len(self.sources), dtype=bool)
+        wanted[[known[s] for s in set(sources) if s in known]] = True
+        mask: np.ndarray[Any, Any] = wanted[self.source_ids]
         return mask
 
     def keyword_scores(self, query_terms: list[int]) -> np.ndarray[Any, Any]:

@@ -18,6 +18,7 @@ from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
 from logic.unicode_text import normalize_text
 from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools.folders import read_only
 from tools.ingest_report import IngestReport, build
 from tools.pagecache import chunking, remember
 from tools.settings import get_settings
@@ -124,12 +125,14 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
     try:
         report = _ingest(found, data_dir, collection, embeddings, embedding_model, recreate, source_root, settings)
     except sqlite3.Error as exc:  # embedded Qdrant writes every point to SQLite
-        raise StorageError(f"cannot write the index (Qdrant storage in {Path(data_dir, 'qdrant')}): {exc}; "
+        reason = read_only(Path(data_dir, "qdrant")) or str(exc)
+        raise StorageError(f"cannot write the index (Qdrant storage in {Path(data_dir, 'qdrant')}): {reason}; "
                            f"{WRITE_REMEDY}") from exc
     except OSError as exc:
         where = str(exc.filename or data_dir)
         part = "index term statistics" if "lexicon" in where else "index"
-        raise StorageError(f"cannot write the {part} file {where}: {exc.strerror or exc}; {WRITE_REMEDY}") from exc
+        reason = read_only(where) or exc.strerror or str(exc)
+        raise StorageError(f"cannot write the {part} file {where}: {reason}; {WRITE_REMEDY}") from exc
     report.seconds = time.perf_counter() - started
     return report
 

@@ -40,6 +40,8 @@ def load(data_dir: str | Path) -> dict[str, Any]:
         return {"collections": {}}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError as exc:  # nesting deeper than the parser's stack: no manifest is written so
+        raise StorageError(f"the index manifest is corrupt: {path} (nested too deep to read); {REMEDY}") from exc
     except (OSError, ValueError) as exc:
         raise StorageError(f"cannot read the index manifest {path} ({exc}); {REMEDY}") from exc
     problem = _shape_problem(data)

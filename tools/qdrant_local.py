@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from logic.errors import StorageError
+from tools import folders
 from tools.settings import get_settings
 
 if TYPE_CHECKING:  # imported by connect(): a turn on the embedded index never opens Qdrant
@@ -34,10 +35,12 @@ def connect(url: str | None, path: Path, recreate: str = "") -> QdrantClient:
             ) from exc
         raise
     except OSError as exc:
-        raise StorageError(f"cannot open the index folder {path}: {exc.strerror or exc}") from exc
+        reason = folders.read_only(path) or exc.strerror or str(exc)
+        raise StorageError(f"cannot open the index folder {path}: {reason}") from exc
     except Exception as exc:  # local mode reads every stored point at open: sqlite, pickle or JSON errors
         if isinstance(exc, sqlite3.OperationalError) or not _writable(path):  # not damaged: out of reach
-            raise StorageError(f"cannot open the index storage in {path} ({exc}); make the data folder "
+            reason = folders.read_only(path)  # sqlite says only "unable to open database file"
+            raise StorageError(f"cannot open the index storage in {path}: {reason or exc}; make the data folder "
                                "writable and check free disk space, then retry") from exc
         bad = unreadable_file(path)
         if recreate and bad is not None and (bad.name == "meta.json" or bad.parent.name == recreate):

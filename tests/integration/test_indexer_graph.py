@@ -9,6 +9,7 @@ import pytest
 
 from graph.builder import compile_graph
 from graph.indexer import NotAllowedError, graph
+from logic.errors import InvalidInputError
 from tests.tiny_corpus import CORPUS
 from tests.unit.site import Site, write_site
 
@@ -96,3 +97,18 @@ def test_nightly_reindex_of_a_site_skips_pages_unchanged_since_the_last_run(
         assert site.hits["/docs/module-1/intro/"] == 1 and site.not_modified == {"/docs/module-2/sensors/": 1}
     finally:
         site.close()
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"messages": [{"role": "user", "content": "What is Isaac Sim?"}]}, "input has no 'source' field"),
+    ({"source": 5}, "'source' field must be text"),
+    ({"source": "{docs}", "include": "*.md"}, "'include' field must be list"),
+])
+def test_input_that_is_not_an_index_request_is_a_clear_input_error(setup: dict[str, Any], given: dict[str, Any],
+                                                                    message: str) -> None:
+    if isinstance(given.get("source"), str):
+        given = given | {"source": given["source"].format(docs=setup["docs"])}
+    with pytest.raises(InvalidInputError, match=message) as raised:
+        graph.invoke(given, {"configurable": {"langgraph_auth_user_id": "root"}}, context=setup["context"])
+    assert isinstance(raised.value, ValueError)  # the server shows a ValueError's message to the caller
+    assert not Path(setup["data"]).exists()  # refused before anything was read or written

@@ -81,6 +81,22 @@ def test_garbage_manifest_gives_the_remedy_and_recreate_recovers(tmp_path: Path)
     assert len(list(data.glob("manifest.json.corrupt-*"))) == 1  # kept for inspection
 
 
+def test_a_manifest_nested_too_deep_to_parse_is_named_and_recreate_repairs_it(tmp_path: Path) -> None:
+    data, folder = tmp_path / "data", docs(tmp_path)
+    assert run_cli(data, "ingest", str(folder)).returncode == 0
+    manifest = data / "manifest.json"
+    manifest.write_text("[" * 100_000)  # a RecursionError in the JSON parser, not a ValueError
+    refused = run_cli(data, "ask", QUESTION)
+    output = clean(refused)
+    assert refused.returncode == 1, output
+    assert f"the index manifest is corrupt: {manifest}" in output and "--recreate" in output
+    rebuilt = run_cli(data, "ingest", str(folder), "--recreate")
+    assert rebuilt.returncode == 0, clean(rebuilt)
+    assert "moved to" in rebuilt.stderr
+    assert json.loads(manifest.read_text())["collections"]["docs"]["chunks"] == 3
+    assert run_cli(data, "ask", "--threshold", "0", QUESTION).returncode == 0
+
+
 def test_full_disk_while_writing_the_manifest_names_it_and_leaves_no_temp_file(tmp_path: Path) -> None:
     data, folder = tmp_path / "data", docs(tmp_path)
     data.mkdir()
@@ -133,4 +149,17 @@ def test_read_only_data_folder_is_named(tmp_path: Path) -> None:
         undo()
     output = clean(run)
     assert run.returncode == 1
-    assert str(data) in output and ("writable" in output or "read-only" in output)
+    assert str(data) in output and "is read-only" in output, output
+
+
+def test_read_only_data_folder_is_named_when_asking(tmp_path: Path) -> None:
+    data, folder = tmp_path / "data", docs(tmp_path)
+    assert run_cli(data, "ingest", str(folder)).returncode == 0
+    undo = _read_only(data)
+    try:
+        run = run_cli(data, "ask", QUESTION)  # the conversation store is written on every turn
+    finally:
+        undo()
+    output = clean(run)
+    assert run.returncode == 1
+    assert f"the folder {data} is read-only" in output and "RAG_AGENT_CHECKPOINTER" in output, output

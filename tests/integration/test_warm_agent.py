@@ -24,7 +24,9 @@ QUESTION = "How does Isaac Sim generate synthetic data?"
 
 def start_warm(data_dir: Path, *args: str) -> subprocess.Popen[str]:
     """Start `rag-agent warm` and return once it listens."""
-    warm = subprocess.Popen([RAG_AGENT, "warm", *args], env=cli_env(data_dir), stderr=subprocess.PIPE, text=True)
+    # stdin: a pipe nobody writes to, as a terminal nobody types in; reading it would wait forever.
+    warm = subprocess.Popen([RAG_AGENT, "warm", *args], env=cli_env(data_dir), stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     assert warm.stderr is not None
     line = warm.stderr.readline()  # the agent announces itself once the embedder and index are loaded
     assert "serving `rag-agent ask`" in line, line + warm.stderr.read()
@@ -37,11 +39,11 @@ def stop(warm: subprocess.Popen[str]) -> None:
     warm.wait(timeout=60)
 
 
-def ask(data_dir: Path, *args: str, env: dict[str, str] | None = None,
-        cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def ask(data_dir: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+        stdin: str | None = None, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run `rag-agent ask --json …` and return the result and the top-level modules the asking process imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", RAG_AGENT, "ask", "--json", *args],
-                          capture_output=True, text=True, env=env or cli_env(data_dir), cwd=cwd, timeout=300)
+    done = subprocess.run([sys.executable, "-X", "importtime", RAG_AGENT, "ask", "--json", *args], input=stdin,
+                          capture_output=True, text=True, env=env or cli_env(data_dir), cwd=cwd, timeout=timeout)
     modules = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
     return done, modules
@@ -114,6 +116,19 @@ def test_errors_and_relative_files_behave_as_in_process(data_dir: Path, warm: su
     assert missing.returncode == 2 and "cannot read the --context file nowhere.txt" in missing.stderr
     usage, _ = ask(data_dir, "--top-k")
     assert usage.returncode == 2 and "--top-k: expected one argument" in usage.stderr
+
+
+@pytest.mark.parametrize("spelling", [["--context", "-"], ["--context=-"], ["--cont", "-"]])
+def test_a_selection_on_stdin_is_read_in_process_and_the_agent_keeps_serving(
+        data_dir: Path, warm: subprocess.Popen[str], spelling: list[str]) -> None:
+    selected, modules = ask(data_dir, *spelling, "What force does the gripper close with?",
+                            stdin="The gripper closes with 40 newtons of force.", timeout=120)
+    assert selected.returncode == 0, selected.stderr
+    assert "langgraph" in modules  # answered here: only this process can read its own stdin
+    assert "40 newtons" in json.loads(selected.stdout)["answer"]
+    after, modules = ask(data_dir, QUESTION, timeout=120)  # a hung agent would hold every later ask
+    assert after.returncode == 0 and "langgraph" not in modules
+    assert warm.poll() is None
 
 
 def test_other_settings_are_answered_in_process(data_dir: Path, warm: subprocess.Popen[str]) -> None:

@@ -61,7 +61,9 @@ def test_eval_command_ingests_a_corpus_and_reports(tmp_path: Path, monkeypatch: 
     code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus", str(corpus),
                  "--report", str(report), "--json"])
     assert code == 0
-    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    printed = capsys.readouterr()
+    figures = json.loads(printed.out)  # stdout is the one JSON object: `eval --json | jq` works
+    assert "added 2" in printed.err  # the ingest's report went to stderr
     assert figures["hit_at_1"] == 1.0 and figures["count_out_of_scope"] == 1
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"]
@@ -186,3 +188,123 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
     assert eval_figures.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []
+
+
+@pytest.mark.parametrize(("content", "error"), [
+    (b'{"question": "fine"}\n{"question": "cut off\n', "q.jsonl:2: not valid JSON"),
+    (b'{"question": "fine"}\n\n{"question": "caf\xe9"}\n', "q.jsonl:3: not valid UTF-8 (byte 0xe9 at column 18)"),
+    (b'{"question": 5}\n', "q.jsonl:1: field 'question' must be non-empty text, got int 5"),
+    (b'{"id": "x"}\n', "q.jsonl:1: field 'question' must be non-empty text, got missing"),
+    (b'["What is ROS?"]\n', "q.jsonl:1: expected a JSON object, got list"),
+    (b'{"question": "What is ROS?", "gold": "a.md"}\n', "q.jsonl:1: field 'gold' must be a list of text"),
+    (b'{"question": "What is ROS?", "expected": "yes"}\n', "q.jsonl:1: field 'expected' must be GROUNDED or NOT_FOUND"),
+    (b"[" * 100_000, "q.jsonl:1: not valid JSON (nested too deep)"),
+])
+def test_a_bad_question_file_names_the_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           content: bytes, error: str) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_bytes(content)
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--json"])
+    printed = capsys.readouterr()
+    assert code == 2 and printed.out == ""
+    assert error in printed.err and str(questions) in printed.err, printed.err
+
+
+def test_a_bad_conversation_turn_names_the_line_and_turn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversations = tmp_path / "c.jsonl"
+    conversations.write_text(json.dumps({"id": "c1", "turns": [{"question": "What is ROS?"}, {"question": None}]}))
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", "--conversations", str(conversations)])
+    assert code == 2
+    assert f"{conversations}:1: turn 2: field 'question' must be non-empty text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["../../../etc/passwd", "/etc/passwd", "link/passwd"])
+def test_a_selection_file_outside_the_selection_root_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                name: str) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "link").symlink_to("/etc")  # resolved before the check: a symlink cannot lead out either
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "Summarize this.", "selection_file": name}) + "\n")
+    code = main(["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--selection-root", str(root)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{questions}:1: selection_file {name!r} is outside the selection root {root.resolve()}" in err
+    assert "root:" not in err  # nothing of /etc/passwd was read or shown
+
+
+def test_followups_are_judged_by_their_answers_not_only_by_retrieval() -> None:
+    def turn(expected: str, status: str, answer: str, keywords: list[str]) -> dict:
+        gold = ["a.md"] if expected == "GROUNDED" else []
+        return {**record(expected, status, ["a.md"], gold, turn=2), "answer": answer, "answer_keywords": keywords,
+                "keyword_recall": eval_figures.keyword_recall(answer, keywords), "conversation": True}
+
+    later = [turn("GROUNDED", "grounded", "Pass `http2=True` to the Client. [1]", ["http2=True", "Client"]),
+             turn("GROUNDED", "grounded", "HTTP/2 is off by default. [1]", ["http2=True", "Client"]),  # misses it
+             turn("GROUNDED", "not_found", "I don't have information about that.", ["http2=True"]),
+             turn("NOT_FOUND", "not_found", "I don't have information about the weather.", []),
+             turn("GROUNDED", "grounded", "Run `uv tool run ruff`. [1]", ["uv tool run", "uvx", "ruff"])]  # 2 of 3
+    m = evaluate.metrics([{**record("GROUNDED", "grounded", ["a.md"], ["a.md"]), "conversation": True}, *later])
+    assert m["followup_hit_at_5"] == 1.0  # every in-scope follow-up found the page: retrieval alone flatters
+    assert (m["followups_right"], m["count_followup_turns"], m["followups_right_share"]) == (3, 5, 0.6)
+    assert m["followup_answered"] == 0.75
+    assert m["followup_keyword_recall"] == pytest.approx((1 + 0 + 0 + 2 / 3) / 4, abs=1e-4)
+
+
+def test_a_conversation_off_domain_turn_is_not_a_far_off_question() -> None:
+    far = {**record("NOT_FOUND", "not_found", ["b.md"], []), "set": "ood"}
+    talk = {**record("NOT_FOUND", "grounded", ["b.md"], [], turn=3), "conversation": True}
+    m = evaluate.metrics([far, talk])
+    assert (m["far_off_abstention"], m["count_far_off"]) == (1.0, 1)
+    assert (m["conversation_abstention"], m["count_conversation_out_of_scope"]) == (0.0, 1)
+    assert list(m["abstention_by_set"]) == ["ood"]
+
+
+class ScriptedAgent:
+    """Answers every question "not found", so evaluate.run's bookkeeping can be checked without a model."""
+
+    def ask(self, question: str, thread: str, context: str | None = None) -> dict:
+        return {"answer": "I don't have information about that.", "status": "not_found", "retrieval_query": question,
+                "retrieved": [], "citations": [], "top_score": 0.0, "gate_score": 0.0, "threshold": 0.5,
+                "execution_time_seconds": 0.01, "confidence": 0.9, "grounding": {}}
+
+
+def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> None:
+    records = evaluate.run(ScriptedAgent(), [{"question": "Who won the 1998 World Cup?"}],  # type: ignore[arg-type]
+                           [{"id": "c1", "turns": [{"question": "What is ROS?", "gold": ["a.md"]},
+                                                   {"question": "And the weather today?"}]}])
+    assert [r.get("conversation", False) for r in records] == [False, True, True]
+    m = evaluate.metrics(records)
+    assert (m["count_far_off"], m["count_conversation_out_of_scope"]) == (1, 1)
+
+
+@pytest.mark.parametrize(("answer", "defect"), [
+    ("Change directories to the `` repository and run `mkdocs gh-deploy`. [1]", "empty code span"),
+    ("Set `RAG_AGENT_ALLOWED_ORIGINS` to ` `. [1]", "empty code span"),
+    ("Set `enabled` to `true`,. [1]", ",."),
+    ("It retries three times, . [1]", ",."),
+    ("When set to the default, analytics is disabled for the. [1]", "value cut out"),
+    ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n    limits={\n```\n", "code block cut off"),
+    ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n", "code block cut off"),
+    ("To upgrade uv itself, run the [1]", "ends mid-sentence"),
+    ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
+     "ends mid-sentence"),
+])
+def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
+    assert defect in eval_figures.answer_defects(answer)
+    m = evaluate.metrics([{**record("GROUNDED", "grounded", ["a.md"], ["a.md"]), "answer": answer}])
+    assert m["answers_with_defects"] == 1 and m["defects_by_kind"][defect] == 1
+
+
+@pytest.mark.parametrize("answer", [
+    "Pass ``a`b`` as the value. [1]",
+    "Use `uv self update`. [1]",
+    "The list [1]:\n- one\n- two",
+    "See https://docs.example.com/guide",
+    "Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\", \"(\")\n```\n\n_(Quoted from the documentation; no language "
+    "model is configured.)_",
+    "I don't have information about X. Nearest sections:\n- Guide › Install — guide/install.md",
+    "Wait for it...",
+])
+def test_whole_answers_have_no_defects(answer: str) -> None:
+    assert eval_figures.answer_defects(answer) == []

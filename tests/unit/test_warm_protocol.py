@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
+from rag_agent import warm
 from rag_agent import warm_protocol as protocol
 from tools.settings import ENV_NAMES, Settings
 
@@ -16,6 +21,10 @@ from tools.settings import ENV_NAMES, Settings
     (["--collection", "ask", "chat"], False),  # a collection named "ask", then `chat`
     (["ask", "--context", "notes.txt", "q"], True),
     (["ask", "--context", "-", "q"], False),  # reads the selection from the asker's stdin
+    (["ask", "--context=-", "q"], False),  # the same, spelled with "="
+    (["ask", "--cont", "-", "q"], False),  # argparse accepts abbreviations
+    (["ask", "--co=-", "q"], False),
+    (["ask", "--context=notes.txt", "q"], True),
     (["chat"], False),
     (["ingest", "docs"], False),
     (["warm"], False),
@@ -47,3 +56,27 @@ def test_the_fingerprint_covers_every_setting_and_nothing_else() -> None:
     assert protocol.fingerprint(base) != protocol.fingerprint(base | {"OPENAI_API_KEY": "sk-1"})
     # A setting read under a name the fingerprint ignores would let a warm agent answer with stale values.
     assert all(name.startswith(protocol.SETTING_PREFIXES) for name in ENV_NAMES)
+
+
+def test_a_forwarded_command_that_reads_stdin_fails_at_once_instead_of_hanging_the_agent() -> None:
+    # Whatever slips past forwardable(), the warm agent must not wait on its own terminal.
+    agent_end, asker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def reads_stdin(argv: list[str]) -> int:
+        try:
+            sys.stdin.read()
+        except OSError as exc:
+            print(f"refused: {exc}", file=sys.stderr)
+            return 2
+        return 0
+
+    request = {"argv": ["ask", "q"], "cwd": str(Path.cwd()), "env": protocol.fingerprint(), "tty": [False, False]}
+    asker_end.sendall(json.dumps(request).encode() + b"\n")
+    served = threading.Thread(target=warm._serve_one, args=(agent_end, reads_stdin), daemon=True)
+    served.start()
+    served.join(timeout=30)
+    assert not served.is_alive(), "the warm agent blocked reading stdin"
+    frames = [json.loads(line) for line in asker_end.makefile("rb")]
+    assert frames[-1] == {"exit": 2}
+    assert "cannot read the asker's stdin" in "".join(f.get("err", "") for f in frames)
+    assert sys.stdin is not None and not isinstance(sys.stdin, warm._NoStdin)  # restored after the command
