@@ -185,7 +185,7 @@ def figures(records: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, A
         "in_scope_answered": _share([r["status"] == "grounded" for r in inscope]),
         "answer_keyword_recall": base["answer_keyword_recall"],
         "near_miss_abstention": base["near_miss_abstention"], "far_off_abstention": base["far_off_abstention"],
-        **eval_passages.followups(talk),
+        **eval_figures.followups(talk),
         "answers_with_defects": eval_figures.answers(records)["answers_with_defects"],
         **eval_passages.keyword_calibration(records),
         "count_in_scope": len(inscope), "count_near_miss": base["count_near_miss"],
@@ -244,8 +244,8 @@ def macro(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def _cell(key: str, row: dict[str, Any]) -> str:
     """Format one table cell; follow-ups as right/total on a site's row."""
     value = row.get(key)
-    if key == "followups_right_share" and "count_followups" in row:
-        return f"{row['followups_right']}/{row['count_followups']}"
+    if key == "followups_right_share" and "count_followup_turns" in row:
+        return f"{row['followups_right']}/{row['count_followup_turns']}"
     if key == "high_confidence_holding" and "count_high_confidence" in row:
         return "n/a (0)" if value is None else f"{value:.2f} ({row['count_high_confidence']})"
     if value is None:

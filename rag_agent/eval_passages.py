@@ -19,21 +19,18 @@ correct passage may name a list's items across two chunks, and keywords are prox
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any
 
-HOLD_SHARE = 0.5  # the share of keywords a text must contain to hold them
+from rag_agent.eval_figures import holds_keywords
+
 HIGH_CONFIDENCE = 0.9
 BINS = 10
 
 
-def holds(text: str, keywords: list[str], share: float = HOLD_SHARE) -> bool:
-    """Tell whether `text` contains at least `share` of `keywords` (rounded up), case-insensitively."""
-    if not keywords:
-        return False
-    lowered = text.lower()
-    return sum(k.lower() in lowered for k in keywords) >= math.ceil(share * len(keywords))
+def holds(text: str, keywords: list[str]) -> bool:
+    """Tell whether `text` holds `keywords` (eval_figures' rule); no keywords hold nothing here."""
+    return bool(keywords) and holds_keywords(text, keywords)
 
 
 def passage_rank(record: dict[str, Any], texts: dict[str, str]) -> int | None:
@@ -55,21 +52,6 @@ def passage_hits(records: list[dict[str, Any]], texts: dict[str, str], ks: tuple
     ranks = [passage_rank(r, texts) for r in judged]
     return {**{f"passage_hit_at_{k}": _share([rank is not None and rank <= k for rank in ranks]) for k in ks},
             "count_passage_judged": len(judged)}
-
-
-def turn_right(record: dict[str, Any]) -> bool:
-    """Tell whether a turn's status is the expected one and, if it answers with keywords, the answer holds them."""
-    if record["expected"] != "GROUNDED":
-        return bool(record["status"] == "not_found")
-    keywords = record.get("answer_keywords") or []
-    return bool(record["status"] == "grounded") and (not keywords or holds(record["answer"], keywords))
-
-
-def followups(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Count conversation turns after the first that are right (see `turn_right`)."""
-    later = [r for r in records if r["turn"] > 1]
-    return {"followups_right": sum(turn_right(r) for r in later), "count_followups": len(later),
-            "followups_right_share": _share([turn_right(r) for r in later])}
 
 
 def _judged_answers(records: list[dict[str, Any]]) -> list[tuple[float, bool]]:

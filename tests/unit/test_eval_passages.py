@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_agent import eval_passages
+from rag_agent import eval_figures, eval_passages
 
 
 def record(**values: object) -> dict:
@@ -45,8 +45,8 @@ def test_a_followup_is_right_by_its_status_and_its_answer_keywords() -> None:
         record(turn=4, expected="NOT_FOUND", status="grounded", answer="Something."),
         record(turn=2, answer="No keywords to check."),
     ]
-    assert eval_passages.followups(turns) == {"followups_right": 3, "count_followups": 6,
-                                              "followups_right_share": 0.5}
+    figures = eval_figures.followups(turns)
+    assert (figures["followups_right"], figures["count_followup_turns"], figures["followups_right_share"]) == (3, 6, 0.5)
 
 
 def test_keyword_calibration_judges_answers_by_what_they_hold() -> None:
