@@ -46,7 +46,8 @@ def test_a_followup_is_right_by_its_status_and_its_answer_keywords() -> None:
         record(turn=2, answer="No keywords to check."),
     ]
     figures = eval_figures.followups(turns)
-    assert (figures["followups_right"], figures["count_followup_turns"], figures["followups_right_share"]) == (3, 6, 0.5)
+    right = (figures["followups_right"], figures["count_followup_turns"], figures["followups_right_share"])
+    assert right == (3, 6, 0.5)
 
 
 def test_keyword_calibration_judges_answers_by_what_they_hold() -> None:
