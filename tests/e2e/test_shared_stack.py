@@ -61,13 +61,14 @@ def replicas(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Iterator[
 
 
 def ask(server: devserver.DevServer, token: str, question: str) -> httpx.Response:
-    """Start a turn as the visitor on a new thread of this replica and wait for it."""
+    """Start a turn as the widget does (a `values` stream) on a new thread of this replica, read to its end."""
     with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=120,
                       trust_env=False) as client:
         thread = client.post("/threads", json={})
         assert thread.status_code == 200, thread.text
-        turn = {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": question}]}}
-        return client.post(f"/threads/{thread.json()['thread_id']}/runs/wait", json=turn)
+        turn = {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": question}]},
+                "stream_mode": ["values"]}
+        return client.post(f"/threads/{thread.json()['thread_id']}/runs/stream", json=turn)
 
 
 def test_a_visitor_limit_holds_across_replicas_and_records_from_both_reach_one_report(
