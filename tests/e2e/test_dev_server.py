@@ -114,7 +114,7 @@ def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
     # A chat UI that drops annotations still shows the sources: Markdown links after the answer.
     answer, sources = text_of(values["messages"][-1]).split("\n\nSources:\n")
     assert answer == second["answer"]
-    assert sources.splitlines() == [f"- [{c['index']}] [Isaac Sim › Replicator]({c['source_url']})"
+    assert sources.splitlines() == [f"- [{c['index']}] [Isaac Sim › Synthetic data]({c['source_url']})"
                                     for c in second["citations"]]
     # A generic client reading the message finds a standard citation annotation, with its link, on every marker.
     [block] = values["messages"][-1]["content"]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -64,7 +63,8 @@ def test_grounded_answer_is_the_last_message_with_standard_citation_annotations(
     lines = sources.splitlines()[3:]
     assert len(lines) == len(state["citations"])
     for line, citation in zip(lines, state["citations"], strict=True):
-        assert line.startswith(f"- [{citation['index']}] [Baking bread") and line.endswith(f"]({citation['source_url']})")
+        assert line.startswith(f"- [{citation['index']}] [Baking bread")
+        assert line.endswith(f"]({citation['source_url']})")
     # What a generic LangChain client reads: one text block with a citation annotation on every [n] marker.
     [block] = message.content_blocks
     assert block["type"] == "text" and block["text"] == message.text
@@ -75,7 +75,8 @@ def test_grounded_answer_is_the_last_message_with_standard_citation_annotations(
     assert [(a["start_index"], a["url"], a["cited_text"]) for a in annotations] == [
         (start, by_index[n]["source_url"], by_index[n]["text"]) for start, n in markers]
     assert all(a["url"].startswith("baking.md#") and a["title"].startswith("Baking bread") for a in annotations)
-    assert all(answer[a["start_index"]:a["end_index"]] == f"[{n}]" for a, (_, n) in zip(annotations, markers))
+    spanned = [answer[a["start_index"]:a["end_index"]] for a in annotations]
+    assert spanned == [f"[{n}]" for _, n in markers]
 
 
 def test_retrieved_chunks_are_ranked_and_bounded_by_top_k(
