@@ -31,6 +31,17 @@ def flush_event(streamed: str, final: str) -> dict[str, str] | None:
     return {"answer_replace": final}
 
 
+def pieces(text: str) -> list[str]:
+    """Split finished text into sentences (each with the whitespace after it) that concatenate back to it."""
+    out, start = [], 0
+    for match in _BOUNDARY.finditer(text):
+        if text[start:match.end()].count("```") % 2:
+            continue  # inside a code block: it goes out whole
+        out.append(text[start:match.end()])
+        start = match.end()
+    return out + [text[start:]] if text[start:] else out
+
+
 class AnswerStream:
     """Turn raw model tokens into cleaned `answer_delta` events; their concatenation is the answer."""
 

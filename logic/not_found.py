@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from logic.annotations import markdown_link
 from logic.filters import describe, module_of
 from logic.hygiene import safe_url
 from logic.types import Chunk, NotFound, Section
@@ -40,10 +41,14 @@ def _why(found: NotFound) -> str:
     return "it does not cover this."
 
 
-def compose(query: str, found: NotFound, filters: dict[str, str], selection: bool) -> str:
-    """Write the not-found reply: what is missing, where, why, and the nearest sections."""
+def compose(query: str, found: NotFound, filters: dict[str, str], selection: bool, *, markdown: bool = False) -> str:
+    """Write the not-found reply: what is missing, where, why, and the nearest sections.
+
+    With `markdown`, each section is a Markdown link (the chat message); otherwise "title — url" (CLI, widget, MCP).
+    """
     where = "your selection" if selection else describe(filters) if filters else "the documentation"
-    links = "\n".join(f"- {s['title']} — {s['source_url']}" for s in found["nearest"])
+    links = "\n".join(f"- {markdown_link(s['title'], s['source_url'])}" if markdown
+                      else f"- {s['title']} — {s['source_url']}" for s in found["nearest"])
     if found["reason"] == "filtered_out":
         best = found["nearest"][0].get("source", "") if found["nearest"] else ""
         other = module_of(best) or best or "another part of the documentation"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.budget import call_timeout, remaining
@@ -34,6 +35,7 @@ from logic.notes import after, before
 from logic.selection import cosine
 from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
+from nodes.message_stream import MessageStream
 from nodes.prompts import format_sources, grounded_user_message
 from tools import chat
 from tools.chat import (
@@ -130,7 +132,8 @@ def canned(state: State) -> dict[str, Any]:
 Draft = tuple[str, list[Citation], list[Chunk], int, str]
 
 
-def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: StreamedAnswer) -> Draft | dict[str, Any]:
+def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: StreamedAnswer,
+           relay: MessageStream) -> Draft | dict[str, Any]:
     """Write the answer from the model (streamed) or by quoting; return the node's update when there is none."""
     query = state.get("retrieval_query", "")
     if not ctx.uses_model:
@@ -141,7 +144,11 @@ def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: Streame
         answer, citations = cite(clean(raw, sources), sources)
         return answer, citations, sources, tokens, EXTRACTIVE
     try:
-        answer, citations, tokens = _llm(query, retrieved, ctx, streamed)
+        # Each cleaned sentence goes to the `custom` stream (widget, CLI) and to the `messages` stream (Studio, SDK).
+        def emit(event: dict[str, Any]) -> None:
+            streamed(event)
+            relay(event)
+        answer, citations, tokens = _llm(query, retrieved, ctx, emit)
     except NotAnswerable as verdict:
         streamed.settle("")
         found: NotFound = {"reason": "not_answerable", "best_score": state.get("gate_score"),
@@ -155,8 +162,29 @@ def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: Streame
     return answer, citations, retrieved, tokens, ctx.chat_model
 
 
+def _config() -> Any:
+    """Return the node's run config, whose callbacks carry the `messages` stream; None outside a graph run."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
 def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer and its citations; an answer without a valid citation falls to not-found."""
+    relay = MessageStream(_config())
+    try:
+        update = _generate(state, runtime, relay)
+    except BaseException:
+        relay.end(None)  # the stream's run is closed whatever happened
+        raise
+    # The stored message continues what was streamed: the rest (notes, the Sources list) streams now.
+    relay.end((update.get("messages") or [None])[-1])
+    return update
+
+
+def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> dict[str, Any]:
+    """Write the turn's update; cleaned sentences go to `relay` as the model writes them."""
     if state.get("intent") in ("chitchat", "reset"):
         return canned(state)
     ctx = resolve_context(runtime.context)
@@ -164,7 +192,7 @@ def generate_grounded(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     streamed = StreamedAnswer(runtime.stream_writer)
     if before(state):  # the expiry note comes first, so what streams stays a prefix of the answer
         streamed({"answer_delta": before(state)})
-    draft = _draft(state, ctx, retrieved, streamed)
+    draft = _draft(state, ctx, retrieved, streamed, relay)
     if isinstance(draft, dict):  # a failure, or the model's "the sources do not answer": no answer to check
         return draft
     answer, citations, sources, tokens, model_used = draft

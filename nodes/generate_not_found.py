@@ -31,10 +31,12 @@ def generate_not_found(state: State) -> dict[str, Any]:
     """Reply honestly that there is no answer, saying why, without inventing one."""
     query = state.get("retrieval_query", "").rstrip("?.! ")
     found = diagnose(state)
-    answer = compose(query, found, state.get("applied_filters") or {}, bool(state.get("selection")))
+    filters, selection = state.get("applied_filters") or {}, bool(state.get("selection"))
+    answer = compose(query, found, filters, selection)
     # Confidence that the best section answers after all: low when refusing was right.
     relevances = [c.get("relevance", c["score"]) for c in state.get("retrieved", [])]
     return {"status": "not_found", "grounded": False, "answer": with_notes(state, answer), "citations": [],
             "not_found": found,
             "confidence": confidence(state.get("gate_score"), state.get("threshold"), relevances),
-            "messages": [AIMessage(answer)]}
+            # The chat message links the nearest sections in Markdown, so any chat UI shows them as links.
+            "messages": [AIMessage(compose(query, found, filters, selection, markdown=True))]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -110,12 +111,33 @@ def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
     assert isinstance(values, dict)
     assert values["turns"] == 2
     assert [m["type"] for m in values["messages"]] == ["human", "ai", "human", "ai"]
-    assert text_of(values["messages"][-1]) == second["answer"]
-    # A generic client reading the message finds the citations as standard annotations with their links.
+    # A chat UI that drops annotations still shows the sources: Markdown links after the answer.
+    answer, sources = text_of(values["messages"][-1]).split("\n\nSources:\n")
+    assert answer == second["answer"]
+    assert sources.splitlines() == [f"- [{c['index']}] [Isaac Sim › Synthetic data]({c['source_url']})"
+                                    for c in second["citations"]]
+    # A generic client reading the message finds a standard citation annotation, with its link, on every marker.
     [block] = values["messages"][-1]["content"]
-    assert [a["url"] for a in block["annotations"]] == [c["source_url"] for c in second["citations"]]
+    by_index = {c["index"]: c["source_url"] for c in second["citations"]}
+    assert [(a["start_index"], a["url"]) for a in block["annotations"]] == [
+        (m.start(), by_index[int(m.group(1))]) for m in re.finditer(r"\[(\d+)\]", answer)]
     assert all(a["type"] == "citation" and a["cited_text"] for a in block["annotations"])
     assert state["next"] == []
+
+
+def test_messages_tuple_stream_yields_the_answer_in_pieces(alice: SyncLangGraphClient) -> None:
+    thread = alice.threads.create()
+    # What agent-chat-ui and Studio ask for: message chunks as the answer is written, then the stored thread.
+    parts = list(alice.runs.stream(thread["thread_id"], "agent", input=ask("What is Isaac Sim?"), context=CONTEXT,
+                                   stream_mode="messages-tuple"))
+    values = alice.threads.get_state(thread["thread_id"])["values"]
+    assert isinstance(values, dict) and values["status"] == "grounded", values
+    stored = values["messages"][-1]
+    pieces = [part.data[0] for part in parts if part.event == "messages"]
+    assert all(p["id"] == stored["id"] and p["type"] == "AIMessageChunk" for p in pieces)
+    assert len(pieces) >= 3 and "".join(text_of(p) for p in pieces) == text_of(stored)
+    # The answer itself arrives in several pieces before its Sources list.
+    assert len([p for p in pieces if "Sources:" not in text_of(p) and not text_of(p).startswith("- [")]) >= 2
 
 
 def test_concurrent_runs_on_one_thread_do_not_fork_its_history(alice: SyncLangGraphClient) -> None:

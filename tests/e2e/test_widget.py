@@ -173,6 +173,7 @@ def test_demo_answer_streams_links_to_the_section_and_the_thread_survives_a_relo
     assert "robotics simulator built on Omniverse" in answer.locator(".sources blockquote").first.inner_text()
     link = answer.locator(".sources a").first
     assert link.get_attribute("href") == f"{server.url}/demo/isaac-sim#isaac-sim"
+    answer_sources = answer.locator(".sources a").count()
     assert page.locator(".panel > [role=status]").inner_text().startswith("Answer: Isaac Sim")
 
     assert link.get_attribute("target") == "_top"  # this site's page: same tab
@@ -185,6 +186,9 @@ def test_demo_answer_streams_links_to_the_section_and_the_thread_survives_a_relo
     assert "What is Isaac Sim?" in page.locator(".msg.user").first.inner_text()
     restored = page.locator(".msg.assistant").first
     assert restored.locator(".sources a").first.get_attribute("href") == f"{server.url}/demo/isaac-sim#isaac-sim"
+    # The stored message ends with a Markdown "Sources:" list for other chat UIs; the widget shows its own list once.
+    assert "Sources:" not in restored.locator(".text").inner_text()
+    assert restored.locator(".sources a").count() == answer_sources
 
     follow = ask(page, "How do I use it for synthetic data?")
     assert "Replicator" in follow.inner_text()

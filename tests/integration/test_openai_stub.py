@@ -158,7 +158,7 @@ def test_only_the_cleaned_answer_is_stored_in_the_thread(stub: type[StubOpenAI],
     assert out["status"] == "grounded"
     assert out["answer"] == "Isaac Sim simulates robots [1]."
     state = agent.graph.get_state({"configurable": {"thread_id": "t7"}}).values
-    assert state["messages"][-1].text == out["answer"]
+    assert state["messages"][-1].text.split("\n\nSources:\n")[0] == out["answer"]
 
 
 def test_followup_is_rewritten_by_the_model_with_structured_output(stub: type[StubOpenAI], agent: Agent) -> None:
@@ -208,7 +208,7 @@ def test_grounding_judge_removes_what_the_sources_do_not_say(stub: type[StubOpen
     assert out["answer"] == "Isaac Sim is a robotics simulator [1]."
     assert shown(events) == out["answer"] and any("answer_replace" in e for e in events)
     stored = agent.graph.get_state({"configurable": {"thread_id": "g1"}}).values["messages"]
-    assert stored[-1].text == out["answer"]
+    assert stored[-1].text.split("\n\nSources:\n")[0] == out["answer"]
     assert out["flagged"] is True and out["tokens_used"] == 2 * 48
     judge = stub.calls[1]
     assert judge["response_format"]["type"] == "json_schema"
@@ -416,3 +416,21 @@ def test_cli_with_the_chat_service_down_exits_1_quickly_and_keeps_the_question(
     assert failed["execution_time_seconds"] < 10
     saved = compile_graph(open_checkpointer(data)).get_state({"configurable": {"thread_id": "d1"}})
     assert [m.content for m in saved.values["messages"] if m.type == "human"] == ["What is Isaac Sim?"]
+
+
+def test_messages_stream_yields_the_cleaned_answer_sentence_by_sentence(stub: type[StubOpenAI], agent: Agent) -> None:
+    stub.script = [(200, "Isaac Sim is a robotics simulator [1]. It is built on Omniverse [1] [7]. "
+                         "It is for synthetic data [1].")]
+    config = {"configurable": {"thread_id": "m1"}}
+    question = {"messages": [{"role": "user", "content": "What is Isaac Sim?"}]}
+    # What Studio and agent-chat-ui read: LangGraph's `messages` stream mode.
+    parts = list(agent.graph.stream(question, config, context=agent.context, stream_mode="messages"))
+    stored = agent.graph.get_state(config).values["messages"][-1]
+    answer = agent.graph.get_state(config).values["answer"]
+    chunks = [message.text for message, _ in parts]
+    # One message, in pieces: no raw model token, no internal call, no second copy of the whole answer.
+    assert all(message.id == stored.id for message, _ in parts)
+    assert "".join(chunks) == stored.text and stored.text.startswith(answer + "\n\nSources:\n- [1] [Isaac Sim")
+    before_sources = [c for i, c in enumerate(chunks) if len("".join(chunks[:i + 1])) <= len(answer)]
+    assert len(before_sources) >= 2 and before_sources[0] == "Isaac Sim is a robotics simulator [1]."
+    assert all("[7]" not in c for c in chunks)  # cleaned before it is shown: the model's invalid marker never is

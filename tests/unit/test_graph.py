@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -55,18 +56,27 @@ def test_grounded_answer_is_the_last_message_with_standard_citation_annotations(
     state = ask(BREAD_QUESTION)
     assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
     message = state["messages"][-1]
-    assert message.text == state["answer"]
     assert_plain_conversation(state)
-    # What a generic LangChain client reads: one text block whose annotations are the citations.
+    # A chat UI that drops annotations still shows the sources: the message ends with them as Markdown links.
+    answer, sources = message.text[:len(state["answer"])], message.text[len(state["answer"]):]
+    assert answer == state["answer"] and sources.startswith("\n\nSources:\n- [1] [Baking bread")
+    lines = sources.splitlines()[3:]
+    assert len(lines) == len(state["citations"])
+    for line, citation in zip(lines, state["citations"], strict=True):
+        assert line.startswith(f"- [{citation['index']}] [Baking bread")
+        assert line.endswith(f"]({citation['source_url']})")
+    # What a generic LangChain client reads: one text block with a citation annotation on every [n] marker.
     [block] = message.content_blocks
-    assert block["type"] == "text" and block["text"] == state["answer"]
+    assert block["type"] == "text" and block["text"] == message.text
+    markers = [(m.start(), int(m.group(1))) for m in re.finditer(r"\[(\d+)\]", state["answer"])]
+    assert len(markers) > len(state["citations"])  # the answer cites a source more than once
+    by_index = {c["index"]: c for c in state["citations"]}
     annotations = block["annotations"]
-    assert [a["url"] for a in annotations] == [c["source_url"] for c in state["citations"]]
-    assert [a["cited_text"] for a in annotations] == [c["text"] for c in state["citations"]]
+    assert [(a["start_index"], a["url"], a["cited_text"]) for a in annotations] == [
+        (start, by_index[n]["source_url"], by_index[n]["text"]) for start, n in markers]
     assert all(a["url"].startswith("baking.md#") and a["title"].startswith("Baking bread") for a in annotations)
-    for citation, annotation in zip(state["citations"], annotations, strict=True):
-        marker = state["answer"][annotation["start_index"]:annotation["end_index"]]
-        assert marker == f"[{citation['index']}]"
+    spanned = [answer[a["start_index"]:a["end_index"]] for a in annotations]
+    assert spanned == [f"[{n}]" for _, n in markers]
 
 
 def test_retrieved_chunks_are_ranked_and_bounded_by_top_k(
@@ -92,7 +102,12 @@ def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Co
     assert state["citations"] == []
     assert state["retrieved"], "not-found still reports what was retrieved"
     assert "Baking bread" in state["answer"], "the nearest sections are offered"
-    assert state["messages"][-1].text == state["answer"]
+    # The state's answer (CLI, widget, MCP) says "title — url"; the chat message links each section in Markdown.
+    nearest = state["not_found"]["nearest"]
+    assert [f"- {s['title']} — {s['source_url']}" for s in nearest] == state["answer"].splitlines()[1:]
+    message = state["messages"][-1].text
+    assert message.splitlines()[0] == state["answer"].splitlines()[0]
+    assert message.splitlines()[1:] == [f"- [{s['title']}]({s['source_url']})" for s in nearest]
 
 
 def test_chitchat_does_not_retrieve(ask: Ask) -> None:
@@ -275,7 +290,7 @@ def test_llm_answer_keeps_valid_citations_only(ask: Ask, chat_reply: Callable[[s
     assert "evil.example" not in state["answer"]
     assert "no language model is configured" not in state["answer"]
     assert state["model_used"] == "openai/gpt-4o-mini"
-    assert state["messages"][-1].text == state["answer"]
+    assert state["messages"][-1].text == state["answer"] + "\n\nSources:\n- [1] [Baking bread](baking.md#baking-bread)"
 
 
 def test_llm_is_given_the_sources_and_the_question(ask: Ask, chat_reply: Callable[[str], FakeChat]) -> None:

@@ -98,3 +98,39 @@ def test_cli_prints_the_streamed_answer_once_then_its_sources(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Knead it for ten minutes [1]. It needs flour, water, yeast and salt [1]."
     assert len(lines) == 2 and lines[1].startswith("  [1] ")
+
+
+def messages_stream(agent: Agent, question: str, thread: str) -> list[tuple[object, dict]]:
+    """Run a turn the way Studio and agent-chat-ui do: LangGraph's `messages` stream mode."""
+    config = {"configurable": {"thread_id": thread}}
+    return list(agent.graph.stream({"messages": [{"role": "user", "content": question}]}, config,
+                                   context=agent.context, stream_mode="messages"))
+
+
+def test_messages_mode_streams_cleaned_sentences_that_add_up_to_the_stored_message(
+        agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
+    model_says("Knead it for ten minutes [1]. Bread dough needs flour and yeast, see http://evil.example/x [9]. "
+               "It also needs water and salt [1].")
+    parts = messages_stream(agent, BREAD_QUESTION, "m1")
+    stored = agent.graph.get_state({"configurable": {"thread_id": "m1"}}).values["messages"][-1]
+    answer = [m for m, _ in parts if m.type == "AIMessageChunk" and m.id == stored.id]
+    assert len(answer) >= 3 and len(parts) == len(answer)  # nothing else: no raw token, no second copy
+    assert "".join(m.text for m in answer) == stored.text
+    assert stored.text.startswith("Knead it for ten minutes [1]. ")
+    assert all("evil.example" not in m.text and "[9]" not in m.text for m in answer)
+    assert "\n\nSources:\n- [1] [" in stored.text
+
+
+def test_messages_mode_streams_an_offline_answer_sentence_by_sentence(agent: Agent) -> None:
+    parts = messages_stream(agent, BREAD_QUESTION, "m2")
+    stored = agent.graph.get_state({"configurable": {"thread_id": "m2"}}).values["messages"][-1]
+    assert len(parts) >= 3 and "".join(m.text for m, _ in parts) == stored.text
+
+
+def test_a_withdrawn_answer_is_followed_by_the_refusal_as_a_message_of_its_own(
+        agent: Agent, model_says: Callable[[str], FakeChat]) -> None:
+    model_says("Bread is great [7]. It really is.")
+    parts = messages_stream(agent, BREAD_QUESTION, "m3")
+    stored = agent.graph.get_state({"configurable": {"thread_id": "m3"}}).values["messages"][-1]
+    assert parts[-1][0].id == stored.id and parts[-1][0].text == stored.text
+    assert stored.text.startswith("I don't have information")

@@ -226,10 +226,21 @@ import DOMPurify from "dompurify";
         title: [c.title, ...(c.heading_hierarchy || []).slice(-1).filter((x) => x !== c.title)].join(" › "),
       }));
     }
+    // Every [n] marker carries an annotation: the marker's own text says which source it is, once per source.
     const blocks = message && Array.isArray(message.content) ? message.content : [];
-    const notes = blocks.flatMap((b) => b.annotations || []).filter((a) => a.type === "citation");
-    return notes.map((a, i) => ({ index: i + 1, url: a.url, title: a.title || a.url, text: a.cited_text || "" }));
+    const found = new Map();
+    for (const b of blocks) {
+      for (const a of (b.annotations || []).filter((x) => x.type === "citation")) {
+        const cite = /^\[(\d{1,2})\]$/.exec((b.text || "").slice(a.start_index, a.end_index));
+        const index = cite ? Number(cite[1]) : found.size + 1;
+        if (!found.has(index)) found.set(index, { index, url: a.url, title: a.title || a.url, text: a.cited_text || "" });
+      }
+    }
+    return [...found.values()];
   }
+
+  // A stored message ends with its sources as Markdown links (for other chat UIs); the widget lists them itself.
+  const withoutSources = (text) => text.replace(/\n\nSources:\n(- .*(\n|$))+$/, "");
 
   const textOf = (m) => typeof m.content === "string" ? m.content
     : (m.content || []).filter((b) => b.type === "text").map((b) => b.text).join("");
@@ -395,7 +406,9 @@ import DOMPurify from "dompurify";
   // An answer's extras: links, confidence, nearest sections and hand-off, rating buttons.
   function finish(el, text, values, message) {
     const found = values && values.not_found;
-    const shown = found ? text.split("\n").filter((l) => !/^- .+ — \S+$/.test(l)).join("\n").trim() : text;
+    // The nearest sections are listed below: as "title — url" (the answer) or a Markdown link (a stored message).
+    const listed = (l) => /^- .+ — \S+$/.test(l) || /^- \[.+\]\(\S+\)$/.test(l);
+    const shown = found ? text.split("\n").filter((l) => !listed(l)).join("\n").trim() : text;
     el.querySelector(".text")?.remove();
     el.append(renderText(shown, citationsOf(values, message)));
     if (found) el.append(nearest(found));
@@ -441,7 +454,7 @@ import DOMPurify from "dompurify";
       const turns = store.get(turnsKey()) || {};
       for (const m of values.messages || []) {
         if (m.type === "human") bubble("user", textOf(m));
-        else if (m.type === "ai") finish(bubble("assistant"), textOf(m), turns[m.id] || null, m);
+        else if (m.type === "ai") finish(bubble("assistant"), withoutSources(textOf(m)), turns[m.id] || null, m);
       }
       if ((values.messages || []).length) say("Previous conversation restored.");
     } catch (err) {
