@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, trim_messages
 
+from logic.annotations import SOURCES_HEADING
 from logic.chunking import count_tokens
 
 HISTORY_NOTE = ("_(Our conversation has grown long: I now take only its most recent part into account "
@@ -15,10 +16,18 @@ def _tokens(messages: list[BaseMessage]) -> int:
     return sum(count_tokens(m.text) for m in messages)
 
 
+def _answer_only(message: AnyMessage) -> AnyMessage:
+    """Return a reply without its trailing Sources list: links a follow-up's reader needs no tokens for."""
+    marker = f"\n\n{SOURCES_HEADING}\n"
+    if message.type != "ai" or not isinstance(message.content, str) or marker not in message.content:
+        return message
+    return message.model_copy(update={"content": message.content.split(marker)[0]})
+
+
 def recent_history(history: list[AnyMessage], budget: int) -> tuple[list[BaseMessage], bool]:
     """Return the latest messages within `budget` tokens, starting on a user turn, and whether turns were left out."""
-    recent = trim_messages(history, max_tokens=budget, strategy="last", start_on="human",
-                                             token_counter=_tokens)
+    recent = trim_messages([_answer_only(m) for m in history], max_tokens=budget, strategy="last", start_on="human",
+                           token_counter=_tokens)
     # Only a user turn left out counts: a leading reply (such as the one to /reset) carries no topic.
     return recent, sum(m.type == "human" for m in recent) < sum(m.type == "human" for m in history)
 

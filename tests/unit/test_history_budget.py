@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context, SettingsError
-from logic.history import HISTORY_NOTE
+from logic.history import HISTORY_NOTE, recent_history
 from nodes.classify import Rewrite
 from rag_agent.service import Agent
 from tests.fakes import FakeChat
@@ -69,3 +69,10 @@ def test_reset_lets_the_note_be_shown_again(chat_agent: Callable[..., Agent]) ->
 def test_history_budget_is_validated(value: int) -> None:
     with pytest.raises(SettingsError, match="history_tokens must be between 50 and 8000"):
         Context(history_tokens=value)
+
+
+def test_the_follow_up_reader_sees_answers_without_their_sources_list() -> None:
+    reply = "Use `rag-agent ingest` [1].\n\nSources:\n- [1] [Ingest › Crawling](https://docs.example.com/ingest#crawl)"
+    recent, trimmed = recent_history([HumanMessage("How do I ingest?"), AIMessage(reply)], budget=800)
+    assert [m.text for m in recent] == ["How do I ingest?", "Use `rag-agent ingest` [1]."]
+    assert not trimmed
