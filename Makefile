@@ -39,8 +39,6 @@ LOCK = $(BIN)/uv pip compile pyproject.toml -c constraints.txt --universal --pyt
 lock: $(STAMP)
 	$(LOCK) --extra server -o requirements.lock
 	$(LOCK) --extra dev -o requirements-dev.lock
-	# The server image (langgraph.json's dockerfile_lines): the server extra plus `rag-agent report`'s scikit-learn.
-	$(LOCK) --extra server --extra report -o requirements-image.lock
 
 # --base-url /demo: citations link to the pages `make dev` serves at /demo/ (the docs with the chat widget).
 demo: $(STAMP)
