@@ -99,8 +99,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
         # "Summarize this": nothing to match, so quote the opening sentences, as a reader skims.
         return [(i, _quote(u)) for i, u in candidates if u.kind == "sentence"][:max_sentences]
 
-    rare = identifiers(query)
     raw = {u: f"{u.lead} {u.body}".lower() for _, u in candidates}
+    # Only an identifier few candidates name tells them apart: a site's own config file (`mkdocs.yml`) is everywhere.
+    rare = {r for r in identifiers(query) if sum(r in raw[u] for _, u in candidates) <= max(1, len(candidates) // 5)}
     heads = [h.lower() for h in headings or [""] * len(chunks)]
 
     def names_rare(k: int) -> float:
