@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 from tokenizers import Tokenizer
 
+from logic.markdown_text import normalize_markdown
+
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -251,6 +253,7 @@ def chunk_markdown(text: str, source: str, chunk_tokens: int = 200, overlap: int
     if not 0 <= overlap < chunk_tokens // 2:
         raise ValueError(f"overlap must be between 0 and half the chunk size ({chunk_tokens // 2 - 1}), not {overlap}")
     front, body = split_front_matter(text)
+    body = normalize_markdown(body)  # comments, bare tags, admonition and quote markers are no one's text
     sections = _sections(body)
     h1 = _EXPLICIT_ID.sub("", next((h for level, h, _ in sections if level == 1), ""))
     title = str(front.get("title") or h1 or front.get("sidebar_label") or source.rsplit("/", 1)[-1].rsplit(".", 1)[0])

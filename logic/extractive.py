@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from logic.lexical import terms
+from logic.markdown_text import normalize_markdown
 from logic.passages import Unit, is_prose, join_wrapped, units
 from logic.selection import asked_terms
 
@@ -18,17 +19,32 @@ _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 # "What is X?", "Why …?", "How does X work?": the reader wants the explanation; bare code illustrates it at most.
-_EXPLAIN = re.compile(r"^\s*(?:what\s+(?:is|are)\b|why\b|how\s+(?:does|is|are)\b|explain\b|describe\b)", re.IGNORECASE)
+_EXPLAIN = re.compile(r"^\s*(?:what\s+(?:is|are|does|do)\b|why\b|how\s+(?:does|is|are)\b|explain\b|describe\b)",
+                      re.IGNORECASE)
 # Sections about the page rather than its subject: what a learner will do, not what the subject is.
 _META_SECTION = re.compile(r"\b(?:learning\s+objectives?|objectives|what\s+you(?:'ll|\s+will)\s+learn)\b",
                            re.IGNORECASE)
+# The question's own identifiers (`mkdocs get-deps`, extra_css, --strict, pyproject.toml): a rare term the
+# passage that answers names, where a neighbour on the same topic does not.
+_IDENTIFIER = re.compile(r"`([^`\n]+)`|(?<![\w-])(--?[A-Za-z][\w-]*|[A-Za-z][\w]*(?:[-_.][\w]+)+)")
 _HOW = re.compile(r"^\s*(?:how\s+(?:do|can|should|would|to)|what\s+(?:command|steps)|steps?\b|install|set\s*up|"
                   r"configure|run|create|write|show\s+me)", re.IGNORECASE)
 
 
+# Blocks quoted after a chosen unit when they follow it directly: the command after "add this:", then the
+# config after "Then add it to mkdocs.yml:" (a step's second half).
+FOLLOWING_BLOCKS = 2
+
+
+def identifiers(query: str) -> set[str]:
+    """Return the question's identifiers, lower-cased: code spans, options, dotted or dashed names."""
+    found = {(m.group(1) or m.group(2)).strip().lower() for m in _IDENTIFIER.finditer(query)}
+    return {f for f in found if len(f) > 2 and not f.endswith((".", "-"))}
+
+
 def sentences(markdown: str) -> list[str]:
     """Split a chunk's Markdown into readable prose sentences, dropping code and table rows."""
-    text = _MD_LINK.sub(r"\1", _FENCE_BLOCK.sub(" ", markdown))
+    text = _MD_LINK.sub(r"\1", _FENCE_BLOCK.sub(" ", normalize_markdown(markdown)))
     out: list[str] = []
     for block in join_wrapped(text.splitlines()):
         block = _MD_NOISE.sub("", _BULLET.sub("", block)).strip()
@@ -83,6 +99,21 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
         # "Summarize this": nothing to match, so quote the opening sentences, as a reader skims.
         return [(i, _quote(u)) for i, u in candidates if u.kind == "sentence"][:max_sentences]
 
+    raw = {u: f"{u.lead} {u.body}".lower() for _, u in candidates}
+    # Only an identifier few candidates name tells them apart: a site's own config file (`mkdocs.yml`) is everywhere.
+    rare = {r for r in identifiers(query) if sum(r in raw[u] for _, u in candidates) <= max(1, len(candidates) // 5)}
+    heads = [h.lower() for h in headings or [""] * len(chunks)]
+
+    def names_rare(k: int) -> float:
+        """Score a unit that names the question's identifier, or opens the section its heading names."""
+        rank, unit = candidates[k]
+        if not rare:
+            return 0.0
+        if any(r in raw[unit] for r in rare):
+            return 0.4
+        first = next(j for j in range(n) if candidates[j][0] == rank)
+        return 0.3 if k == first and any(r in heads[rank] for r in rare) else 0.0
+
     def score(k: int) -> float:
         rank, unit = candidates[k]
         overlap = query_terms & words[unit]
@@ -91,7 +122,8 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
         steps += 0.5 if unit.kind == wanted_kind else 0.0
         dangling = 0.3 if unit.kind == "sentence" and unit.body.endswith(":") else 0.0
         dangling += 0.3 if explains and unit.kind == "code" and not unit.lead else 0.0
-        return 2.0 * meaning[k] + 0.3 * lexical + 0.2 / (1 + rank) + 0.05 / (1 + unit.position) + steps - dangling
+        return (2.0 * meaning[k] + 0.3 * lexical + 0.2 / (1 + rank) + 0.05 / (1 + unit.position) + steps - dangling
+                + names_rare(k))
 
     order = sorted(range(n), key=score, reverse=True)
     best = order[0]
@@ -103,12 +135,23 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
         follower = next((k for k in range(best + 1, n) if candidates[k][0] == candidates[best][0]), None)
         if follower is not None:
             picked.append(follower)
+    # The blocks that directly follow the chosen unit or its follower (the code after "add this:", then the
+    # config a second lead-in asks for) belong to the same step: quote the passage whole, not a piece of it.
+    last = max(k for k in picked if candidates[k][0] == candidates[best][0])
+    extra: list[int] = []
+    for k in range(last + 1, n):
+        if candidates[k][0] != candidates[best][0] or candidates[k][1].kind == "sentence" \
+                or len(extra) >= FOLLOWING_BLOCKS or candidates[k][1].position != candidates[k - 1][1].position + 1:
+            break
+        extra.append(k)
+    picked += extra
+    if candidates[best][1].kind == "sentence":
         picked += [k for k in order[1:] if k not in picked and candidates[k][1].kind == "sentence"][
             : max(max_sentences - len(picked), 0)]
     # The best few in reading order; an explanation opens with the chunk of its best unit (the definition,
     # not the code of a higher-ranked chunk), whose units keep their order.
     lead_chunk = candidates[best][0] if explains else -1
-    picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1)],
+    picked = sorted(sorted(set(picked), key=order.index)[:max(max_sentences, 1) + len(extra)],
                     key=lambda k: (candidates[k][0] != lead_chunk, k))
     return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
 

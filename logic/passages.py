@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from logic.markdown_text import normalize_markdown
+
 Kind = Literal["sentence", "list", "table", "code"]
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
@@ -15,6 +17,9 @@ _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
 _CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+# A whole sentence opens like one and ends with its mark (a lead-in with its colon); a line cut from a
+# wrapped paragraph ("small as possible, you can switch ... by") is a fragment, never quoted.
+_WHOLE = re.compile(r"^[\"'“‘(\[*_`]*[A-Z0-9`].*[.!?:][\"'”’)\]*_`]*$", re.DOTALL)
 # A quoted list, table or code block longer than this is cut at a line end (and a fence closed).
 MAX_BLOCK_LINES = 30
 
@@ -116,12 +121,13 @@ def _bounded(kind: Kind, lines: list[str]) -> str:
 def units(markdown: str) -> list[Unit]:
     """Return a chunk's units in reading order; a block takes the sentence before it ending in ':' as its lead."""
     out: list[Unit] = []
-    for kind, lines in _group(markdown.splitlines()):
+    for kind, lines in _group(normalize_markdown(markdown).splitlines()):
         if kind == "prose":
             # Headings name a section; they answer nothing by themselves.
             for block in (b for b in join_wrapped(lines) if not b.lstrip().startswith("#")):
                 text = block.strip().lstrip("> ").strip()
-                out.extend(Unit("sentence", "", s.strip(), len(out)) for s in _SENTENCE_END.split(text) if is_prose(s))
+                out.extend(Unit("sentence", "", s.strip(), len(out)) for s in _SENTENCE_END.split(text)
+                           if is_prose(s) and _WHOLE.match(s.strip()))
             continue
         if kind == "table" and len(lines) < 2:
             continue

@@ -207,3 +207,17 @@ def test_a_long_single_line_paragraph_is_cut_too() -> None:
     text = " ".join(f"Sentence {i} is about the robot's arm and its many joints." for i in range(40))
     chunks = chunk_markdown(f"# Arm\n\n{text}\n", "arm.md", chunk_tokens=100)
     assert len(chunks) > 1 and all(c.token_count <= 100 for c in chunks)
+
+
+def test_docs_markup_is_normalised_before_chunking() -> None:
+    page = ("# Panics\n\n> If you want to abort on panic in release mode,\n> add this:\n>\n> ```toml\n"
+            "> [profile.release]\n> panic = 'abort'\n> ```\n\n<!-- a note for editors -->\n"
+            '<Listing number="9-6" file-name="src/main.rs">\n\n```xml\n<gravity>0</gravity> <!-- Earth -->\n```\n\n'
+            '</Listing>\n\n!!! note "Heads up"\n    Read the [list of extensions][exts] first.\n\n[exts]: https://x.test/e\n')
+    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "panics.md"))
+    assert not any(line.startswith(">") for line in body.splitlines())
+    assert "!!!" not in body and "<Listing" not in body and "[exts]" not in body
+    assert "a note for editors" not in body
+    assert "```toml\n[profile.release]\npanic = 'abort'\n```" in body
+    assert "<gravity>0</gravity> <!-- Earth -->" in body  # code is kept as written
+    assert "Read the list of extensions first." in body

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from logic.extractive import extract_answer, sentences
+from logic.extractive import extract_answer, render, sentences
 
 BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth. "
           "The oven must be hot before baking starts.")
@@ -201,3 +201,22 @@ def test_learning_objectives_give_way_to_the_section_that_explains() -> None:
     picked = extract_answer("How are behavior trees used in Nav2?", [objectives, explained],
                             headings=["Learning Objectives", "Behavior Trees"])
     assert [rank for rank, _ in picked][0] == 1 and "Understand how" not in " ".join(t for _, t in picked)
+
+
+def test_the_section_whose_heading_names_the_questions_identifier_opens_the_answer() -> None:
+    chunks = ["This command guesses the Python dependencies that a site requires in order to build. "
+              "Of course, you're welcome to use a virtualenv with such a command. "
+              "Also note that for environments that require stability installing deps this way is not reliable.",
+              "Use a virtualenv to keep the dependencies of each project apart from the system Python."]
+    picked = extract_answer("What does mkdocs get-deps do?", chunks, max_sentences=1,
+                            headings=["New command `mkdocs get-deps`", "Installing"])
+    assert picked[0] == (0, "This command guesses the Python dependencies that a site requires in order to build.")
+
+
+def test_the_blocks_that_follow_the_chosen_step_are_quoted_with_it() -> None:
+    chunk = ("Create a file called `style.css` next to the docs. In that file add the following CSS.\n\n"
+             "```css\nh1 {\n  color: red;\n}\n```\n\nThen you need to add it to `mkdocs.yml`:\n\n"
+             "```yaml\nextra_css:\n  - style.css\n```\n\nAfter these changes the colours show when you serve the site.")
+    answer = render(extract_answer("I want red headings. How do I add my own stylesheet on top of the theme?",
+                                  [chunk], max_sentences=2))
+    assert "color: red;" in answer and "extra_css:\n  - style.css" in answer

@@ -1,0 +1,49 @@
+"""Quotable units of a chunk: docs markup never becomes a quoted sentence, and no fragment is quoted."""
+
+from __future__ import annotations
+
+from logic.extractive import render
+from logic.passages import units
+
+QUOTED = """If you need the binary small, you can switch from unwinding to aborting by
+> adding `panic = 'abort'` to the appropriate `[profile]` sections in your
+> Cargo.toml file. For example, if you want to abort on panic in release mode,
+> add this:
+>
+> ```toml
+> [profile.release]
+> panic = 'abort'
+> ```
+"""
+
+
+def test_a_block_quotes_wrapped_lines_and_code_are_quoted_whole() -> None:
+    found = units("> Memory will then need to be cleaned up by the\n" + QUOTED.split("\n", 1)[1])
+    code = [u for u in found if u.kind == "code"]
+    assert code and "[profile.release]\npanic = 'abort'" in code[0].body
+    assert code[0].lead == "For example, if you want to abort on panic in release mode, add this:"
+    assert all(u.body.endswith((".", ":", "```")) for u in found)
+
+
+def test_a_line_cut_from_a_wrapped_sentence_is_not_quoted() -> None:
+    text = ("small as possible, you can switch from unwinding to aborting upon a panic by\n\n"
+            "The stack unwinds by default.")
+    assert [u.body for u in units(text)] == ["The stack unwinds by default."]
+
+
+def test_comments_tags_and_admonition_markers_are_not_quoted() -> None:
+    text = ('<Listing number="9-6" file-name="src/main.rs" caption="A function that returns errors">\n\n'
+            "Create an account on [crates.io](https://crates.io/)<!-- ignore --> and get an API token.\n\n"
+            '??? example "Performance Example"\n    Pydantic is much faster than dedicated code in this example.\n\n'
+            "</Listing>\n")
+    bodies = [u.body for u in units(text)]
+    assert bodies == ["Create an account on [crates.io](https://crates.io/) and get an API token.",
+                      "Pydantic is much faster than dedicated code in this example."]
+
+
+def test_an_image_whose_alt_text_wraps_leaves_no_empty_quote() -> None:
+    text = ("Now you will get error checks for required arguments.\n\n![Required argument\nerror in VS Code]"
+            "(../img/vs_code_03.png)\n\nAnd you will also get error checks for invalid data types.")
+    answer = render([(0, u.body) for u in units(text)])
+    assert ". [1] ." not in answer and not answer.startswith(".")
+    assert answer.count("[1]") == 2
