@@ -16,7 +16,9 @@ from pathlib import Path
 
 # The variables a run's settings come from (tools/settings.py, graph/context.py): a warm agent started
 # under other values would answer with another configuration, so it declines.
-SETTING_PREFIXES = ("RAG_AGENT_", "QDRANT_", "OPENAI_", "COHERE_", "LANGSMITH_", "LANGCHAIN_")
+# LANGGRAPH_RUNTIME_EDITION: the Agent Server's edition, which decides whether weak API tokens are refused.
+SETTING_PREFIXES = ("RAG_AGENT_", "QDRANT_", "OPENAI_", "COHERE_", "LANGSMITH_", "LANGCHAIN_",
+                    "LANGGRAPH_RUNTIME_EDITION")
 
 
 def fingerprint(environ: Mapping[str, str] | None = None) -> str:

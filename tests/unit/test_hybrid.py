@@ -138,5 +138,5 @@ def test_eval_builds_its_corpus_in_the_mode_asked(tmp_path: Path, monkeypatch: p
     corpus = write_corpus(tmp_path / "docs")
     argv = ["--data-dir", str(tmp_path / "data"), "eval", str(questions), "--corpus", str(corpus)]
     assert main([*argv, "--retrieval", mode, "--json"]) == 0
-    assert f"{mode} retrieval" in capsys.readouterr().out
+    assert f"{mode} retrieval" in capsys.readouterr().err  # --json keeps stdout for the JSON alone
     assert manifest.load(tmp_path / "data")["collections"]["eval-docs"]["retrieval"] == mode
