@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 from logic import confidence  # noqa: E402
 from rag_agent import evaluate  # noqa: E402
+from rag_agent.eval_figures import holds_keywords  # noqa: E402
 
 
 def rows(records: list[dict[str, Any]]) -> list[tuple[tuple[float, float], bool]]:
@@ -38,12 +39,67 @@ def rescore(records: list[dict[str, Any]], weights: list[float]) -> list[dict[st
         confidence.INTERCEPT, confidence.GATE_WEIGHT, confidence.MARGIN_WEIGHT = saved
 
 
+def answer_rows(dump: list[dict[str, Any]], threshold: float) -> list[tuple[str, tuple[float, float], bool]]:
+    """Return (site, answer features, right) for each answered question of a sites dump that can be judged.
+
+    Right: an in-scope answer holding at least half its keywords; an answered near miss or far-off question is wrong.
+    """
+    out = []
+    for r in dump:
+        if r["status"] != "grounded" or r["set"] == "selection" or r["gate_score"] is None:
+            continue
+        if r["expected"] == "GROUNDED" and not r["answer_keywords"]:
+            continue
+        right = r["expected"] == "GROUNDED" and holds_keywords(r["answer"], r["answer_keywords"])
+        x = (r["gate_score"] - threshold, confidence.stated(r["retrieval_query"], r["answer"]))
+        out.append((r["site"], x, right))
+    return out
+
+
+def _score(weights: list[float], x: tuple[float, float]) -> float:
+    """Return the answer confidence for features `x` under [intercept, gate, stated] weights."""
+    return confidence._sigmoid(weights[0] + weights[1] * x[0] + weights[2] * x[1])
+
+
+def _calibration(scored: list[tuple[float, bool]]) -> dict[str, Any]:
+    """Return ECE over ten bins, the reliability table, and how often confident (≥ 0.9) answers are right."""
+    bins: list[list[tuple[float, bool]]] = [[] for _ in range(10)]
+    for p, right in scored:
+        bins[min(int(p * 10), 9)].append((p, right))
+    table = [{"bin": f"{i / 10:.1f}-{(i + 1) / 10:.1f}", "answers": len(b),
+              "mean_confidence": round(sum(p for p, _ in b) / len(b), 3),
+              "share_right": round(sum(r for _, r in b) / len(b), 3)} for i, b in enumerate(bins) if b]
+    ece = sum(row["answers"] * abs(row["mean_confidence"] - row["share_right"]) for row in table) / len(scored)
+    sure = [r for p, r in scored if p >= 0.9]
+    return {"answers": len(scored), "ece": round(ece, 4), "confident": len(sure),
+            "confident_right": round(sum(sure) / len(sure), 3) if sure else None, "table": table}
+
+
+def sites_fit(dump_path: Path, threshold: float) -> None:
+    """Fit the answer confidence on all sites of a dump; print each site's calibration with it left out of the fit."""
+    rows_ = answer_rows(evaluate.load_jsonl(dump_path), threshold)
+    weights = confidence.fit([(x, right) for _, x, right in rows_])
+    print(f"fitted on all sites: ANSWER_INTERCEPT = {weights[0]:.2f}, ANSWER_GATE_WEIGHT = {weights[1]:.2f}, "
+          f"ANSWER_STATED_WEIGHT = {weights[2]:.2f}")
+    shipped = [confidence.ANSWER_INTERCEPT, confidence.ANSWER_GATE_WEIGHT, confidence.ANSWER_STATED_WEIGHT]
+    for site in sorted({s for s, _, _ in rows_}):
+        held_out = confidence.fit([(x, right) for s, x, right in rows_ if s != site])
+        mine = [(x, right) for s, x, right in rows_ if s == site]
+        print(json.dumps({"site": site, "left_out_of_fit": _calibration([(_score(held_out, x), r) for x, r in mine]),
+                          "shipped": _calibration([(_score(shipped, x), r) for x, r in mine])}))
+
+
 def main() -> None:
     """Fit on the training reports, then print the calibration on them and on any held-out reports."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("train", type=Path, nargs="+", help="eval --report JSON Lines to fit on")
+    parser.add_argument("train", type=Path, nargs="*", help="eval --report JSON Lines to fit on")
     parser.add_argument("--check", type=Path, nargs="*", default=[], help="held-out reports: calibration only")
+    parser.add_argument("--sites-dump", type=Path, help="fit the answer confidence on a benchmarks/sites.py --dump")
+    parser.add_argument("--threshold", type=float, default=0.25, help="the gate threshold of the dump's indexes")
     args = parser.parse_args()
+    if args.sites_dump:
+        sites_fit(args.sites_dump, args.threshold)
+        return
     train = [r for path in args.train for r in evaluate.load_jsonl(path)]
     weights = confidence.fit(rows(train))
     intercept, gate, lead = weights

@@ -1,9 +1,11 @@
-"""Confidence: the estimated probability that a turn's cited (or, when refused, best) section answers it."""
+"""Confidence: how likely a shown answer holds what was asked, or, when refused, that the best section answers it."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from logic.lexical import terms
 
 # p = sigmoid(INTERCEPT + GATE_WEIGHT × (gate_score − threshold) + MARGIN_WEIGHT × margin) × support.
 # Fitted by `benchmarks/confidence.py` (logistic regression, L2 = FIT_L2, Newton's method) on the
@@ -53,6 +55,35 @@ def confidence(gate_score: float | None, threshold: float | None, relevances: Se
     # Grounding cannot be fitted offline (quoted answers are always supported), so an answer whose
     # sentences are only partly supported scales down the retrieval estimate by that share.
     return round(_sigmoid(INTERCEPT + GATE_WEIGHT * gate + MARGIN_WEIGHT * lead) * support, 3)
+
+
+# An answer's confidence: p(the answer holds what was asked) = sigmoid(ANSWER_INTERCEPT + ANSWER_GATE_WEIGHT ×
+# (gate_score − threshold) + ANSWER_STATED_WEIGHT × stated) × support, where `stated` is the share of the question's
+# terms the answer itself states. Fitted by `benchmarks/confidence.py --sites-dump` on every answered turn of the
+# four tuning sites (benchmarks/sites.py --dump; an answer is right when it holds at least half its answer
+# keywords, an answered near miss is wrong), checked leaving each site out in turn (docs/benchmarks.md,
+# "Confidence across sites"). Retrieval alone says little here (the gate's AUC for a right answer is 0.65): a
+# passage from the right page often misses the asked line, and an answer that never states the question's terms
+# is the commonest miss.
+ANSWER_INTERCEPT = -1.84
+ANSWER_GATE_WEIGHT = 1.37
+ANSWER_STATED_WEIGHT = 3.32
+
+
+def stated(question: str, answer: str) -> float:
+    """Return the share of the question's terms the answer states."""
+    asked = set(terms(question))
+    return len(asked & set(terms(answer))) / len(asked) if asked else 0.0
+
+
+def answer_confidence(gate_score: float | None, threshold: float | None, question: str, answer: str,
+                      support: float = 1.0) -> float:
+    """Return how likely a shown answer holds what was asked, in [0, 1]."""
+    if gate_score is None:
+        return 0.0
+    x = ANSWER_INTERCEPT + ANSWER_GATE_WEIGHT * (gate_score - (threshold or 0.0)) \
+        + ANSWER_STATED_WEIGHT * stated(question, answer)
+    return round(_sigmoid(x) * support, 3)
 
 
 def _sigmoid(x: float) -> float:

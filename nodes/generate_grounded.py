@@ -22,7 +22,7 @@ from logic.annotations import cited_message
 from logic.answer_stream import AnswerStream, Emit, StreamedAnswer
 from logic.canary import CANARY
 from logic.chunking import count_tokens
-from logic.confidence import confidence, flag_reason
+from logic.confidence import answer_confidence, flag_reason
 from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer, render
@@ -208,14 +208,16 @@ def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> 
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # A trailing note, so a streamed answer stays a prefix of the stored one.
+    answer_text = answer
     source = "your selection" if state.get("selection") else "the documentation"
     note = check.note() if ctx.grounding_mode == "flag" else ""
     answer += note + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))
     shown = before(state) + answer + after(state)
     # Keep this after every change to `answer` (e.g. a grounding note appended): it flushes what was not streamed.
     streamed.settle(shown)
-    sure = confidence(state.get("gate_score"), state.get("threshold"), [_relevance(c) for c in retrieved],
-                      check.support)
+    # Judged on the answer as written (what it states of the question), before the notes are appended.
+    sure = answer_confidence(state.get("gate_score"), state.get("threshold"), state.get("retrieval_query", ""),
+                             answer_text, check.support)
     reason = flag_reason(sure, check.unsupported, removed=ctx.grounding_mode == "strict")
     if reason:
         log.info("answer flagged: %s (confidence %.3f, support %.3f)", reason, sure, check.support)
