@@ -1,4 +1,4 @@
-"""Confidence: a probability built from the gate's score, the ranking margin and grounding support."""
+"""Confidence: a probability built from the gate's score, what the answer states, the ranking margin and support."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from logic.confidence import confidence, fit
+from logic.confidence import FLAG_BELOW, answer_confidence, confidence, fit
 
 
 def test_confidence_rises_with_the_gate_score_and_stays_a_probability() -> None:
@@ -33,3 +33,16 @@ def test_fit_recovers_the_coefficients_that_generated_the_labels() -> None:
     assert intercept == pytest.approx(-1.0, abs=0.3)
     assert gate == pytest.approx(8.0, abs=1.0)
     assert lead == pytest.approx(3.0, abs=1.5)
+
+
+def test_an_answer_is_as_confident_as_what_it_states_of_the_question() -> None:
+    question = "How do I enable HTTP/2 on the client?"
+    states = "Pass http2=True when you create the client to enable HTTP/2."
+    misses = "HTTP/1.1 is the default because it is the most widely supported protocol."
+    sure, unsure = (answer_confidence(0.95, 0.25, question, a) for a in (states, misses))
+    assert sure > 0.8 > unsure
+    # However well the section was retrieved, an answer that states nothing asked is flagged for the reader.
+    assert answer_confidence(1.0, 0.25, question, "Connection pools are kept per host.") < FLAG_BELOW
+    # Weaker retrieval, less confidence for the same words; sentences the sources do not support scale it down.
+    assert answer_confidence(0.4, 0.25, question, states) < sure
+    assert answer_confidence(0.95, 0.25, question, states, support=0.5) == round(sure / 2, 3)
