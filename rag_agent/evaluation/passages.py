@@ -29,7 +29,7 @@ BINS = 10
 
 
 def holds(text: str, keywords: list[str]) -> bool:
-    """Tell whether `text` holds `keywords` (eval_figures' rule); no keywords hold nothing here."""
+    """Tell whether `text` holds `keywords` (figures.py's rule); no keywords hold nothing here."""
     return bool(keywords) and holds_keywords(text, keywords)
 
 
