@@ -71,7 +71,7 @@ dev: $(STAMP)
 clean:
 	rm -rf $(VENV) .rag-agent .langgraph_api
 
-# Rebuild rag_agent/web/static/rag-agent.js from widget/src (needs node and npm; the built file is committed,
+# Rebuild rag_agent/server/web/static/rag-agent.js from widget/src (needs node and npm; the built file is committed,
 # so nothing else needs them). `npm ci` installs exactly widget/package-lock.json.
 widget:
 	cd widget && npm ci --no-audit --no-fund && node build.mjs

@@ -51,8 +51,8 @@ def wall(command: list[str], env: dict[str, str]) -> float:
 
 def heavy_imports(env: dict[str, str], question: str) -> list[str]:
     """Return the heavy top-level modules a cold ask imports (python -X importtime)."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rag_agent.cli", "ask", "--json", question],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rag_agent.cli.commands", "ask", "--json",
+                           question], env=env, capture_output=True, text=True)
     names = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "|" in line}
     return sorted(names & set(HEAVY))
 

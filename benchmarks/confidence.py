@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from logic import confidence  # noqa: E402
-from rag_agent import evaluate  # noqa: E402
-from rag_agent.eval_figures import holds_keywords  # noqa: E402
+from rag_agent.evaluation import evaluate  # noqa: E402
+from rag_agent.evaluation.figures import holds_keywords  # noqa: E402
 
 
 def rows(records: list[dict[str, Any]]) -> list[tuple[tuple[float, float], bool]]:

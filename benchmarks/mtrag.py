@@ -35,7 +35,7 @@ from benchmarks.mtrag_scoring import (  # noqa: E402
     token_f1,
 )
 from graph.context import Context  # noqa: E402
-from rag_agent import evaluate, gate_curve  # noqa: E402
+from rag_agent.evaluation import evaluate, gate_curve  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
 from tools import onnx_embedder, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402

@@ -145,7 +145,7 @@ def percentile(values: list[float], q: float) -> float:
 def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
     """Open the index, time search and full turns, and report quality at this size."""
     from graph.context import Context
-    from rag_agent.evaluate import load_jsonl, metrics, run
+    from rag_agent.evaluation.evaluate import load_jsonl, metrics, run
     from rag_agent.service import Agent
 
     started = time.perf_counter()

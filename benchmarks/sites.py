@@ -4,10 +4,10 @@ For every site under ../shared/eval/sites (a folder with corpus/ and questions.j
 the corpus is ingested into its own data folder under --work-dir (reused while the corpus, the embedder
 and the source of the ingest code are unchanged; rebuilt from scratch otherwise, since the incremental
 ingest re-chunks a page only when its text changes), then its questions, conversations and selection
-cases run through the real graph with rag_agent/evaluate.py. Offline defaults: the bundled embedder,
+cases run through the real graph with rag_agent/evaluation/evaluate.py. Offline defaults: the bundled embedder,
 extractive answers, every API key and service URL removed from the environment first.
 
-Figures per site (passage hit, follow-ups and keyword calibration: rag_agent/eval_passages.py):
+Figures per site (passage hit, follow-ups and keyword calibration: rag_agent/evaluation/passages.py):
 hit@5 (a top-5 chunk from a gold page), passage hit@5 (a top-5 chunk holding half the answer keywords),
 in-scope answered, answer keyword recall, near-miss and far-off abstention (single questions only),
 follow-up turns right (conversation turns after the first), answers with defects (every turn), ECE of
@@ -43,7 +43,9 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from benchmarks._common import machine  # noqa: E402
 from graph.context import Context  # noqa: E402
-from rag_agent import eval_figures, eval_passages, evaluate  # noqa: E402
+from rag_agent.evaluation import evaluate  # noqa: E402
+from rag_agent.evaluation import figures as eval_figures  # noqa: E402
+from rag_agent.evaluation import passages as eval_passages  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
 from tools import embedded_index, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402

@@ -36,7 +36,7 @@ import rag_agent.service  # noqa: E402
 from benchmarks._common import machine, median_ratio, ms, rotations, verdict  # noqa: E402
 from graph.context import Context  # noqa: E402
 from logic.extractive import extract_answer  # noqa: E402
-from rag_agent.evaluate import load_jsonl  # noqa: E402
+from rag_agent.evaluation.evaluate import load_jsonl  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
 from tools import manifest, search  # noqa: E402
 from tools.embeddings import get_embeddings  # noqa: E402

@@ -23,7 +23,7 @@ from tools.settings import get_settings
 
 SOURCES_ENV = "RAG_AGENT_INDEX_SOURCES"
 ADMINS_ENV = "RAG_AGENT_ADMINS"
-# The user a server without RAG_AGENT_API_KEYS gives every request (rag_agent/auth.py's LOCAL_USER).
+# The user a server without RAG_AGENT_API_KEYS gives every request (rag_agent/server/auth.py's LOCAL_USER).
 LOCAL_USER = "local"
 
 

@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     # The indexer graph (graph/indexer.py).
     index_sources: str = Field("", description="Comma-separated folders and URL prefixes the server may re-index.")
     admins: str = Field("", description="Comma-separated users (from api_keys) who may run the indexer graph.")
-    # The server (rag_agent/web, rag_agent/meta_guard.py, rag_agent/visitors.py).
+    # The server (rag_agent/server/web, rag_agent/server/meta_guard.py, rag_agent/server/visitors.py).
     public_meta: bool = Field(False, description="true: /docs, /openapi.json and /metrics need no token.")
     allowed_origins: str = Field("https://smith.langchain.com",
                                  description="Comma-separated origins whose pages may call the server; * any.")

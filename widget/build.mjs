@@ -12,7 +12,7 @@ for (const name of ["src/rag-agent.js", "package-lock.json"]) hash.update(readFi
 
 await build({
   entryPoints: [here + "src/rag-agent.js"],
-  outfile: here + "../rag_agent/web/static/rag-agent.js",
+  outfile: here + "../rag_agent/server/web/static/rag-agent.js",
   bundle: true,
   format: "iife",
   target: "es2020",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from rag_agent.report import build
-from rag_agent.report_html import COLORS, render
+from rag_agent.reporting.report import build
+from rag_agent.reporting.report_html import COLORS, render
 from tools.embeddings import HashEmbeddings
 from tools.records import RecordStore
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent.cli import main as cli
+from rag_agent.cli.commands import main as cli
 from tools import vectorstore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -55,7 +55,7 @@ def test_agent_turns_with_and_without_filters_import_no_qdrant_client(env: dict[
 
 
 def test_cold_cli_ask_imports_no_qdrant_client(env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rag_agent.cli", "ask", "--json",
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rag_agent.cli.commands", "ask", "--json",
                            "What is Isaac Sim?"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["status"] == "grounded"

@@ -93,7 +93,7 @@ def test_image_runs_as_a_non_root_user_with_a_healthcheck(dockerfile: str) -> No
 def test_image_serves_both_graphs_auth_widget_and_thread_ttl(dockerfile: str) -> None:
     graphs = json.loads(re.search(r"ENV LANGSERVE_GRAPHS='(.+)'", dockerfile).group(1))  # type: ignore[union-attr]
     assert set(graphs) == {"agent", "indexer"}
-    assert "rag_agent/auth.py:auth" in dockerfile and "rag_agent/server_app.py:app" in dockerfile
+    assert "rag_agent/server/auth.py:auth" in dockerfile and "rag_agent/server/http_app.py:app" in dockerfile
     ttl = json.loads(re.search(r"ENV LANGGRAPH_CHECKPOINTER='(.+)'", dockerfile).group(1))  # type: ignore[union-attr]
     assert ttl["ttl"]["strategy"] == "delete" and ttl["ttl"]["default_ttl"] > 0
 
@@ -179,7 +179,7 @@ def test_the_server_refuses_to_start_with_a_placeholder_or_short_token() -> None
     def start(keys: str, edition: str = "postgres") -> subprocess.CompletedProcess[str]:
         # The Agent Server imports the auth module at start-up (LANGGRAPH_AUTH): an exception there stops it.
         env = {"PATH": "/usr/bin:/bin", "RAG_AGENT_API_KEYS": keys, "LANGGRAPH_RUNTIME_EDITION": edition}
-        return subprocess.run([sys.executable, "-c", "import rag_agent.auth"], cwd=ROOT, env=env,
+        return subprocess.run([sys.executable, "-c", "import rag_agent.server.auth"], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=60)
 
     for keys, reason in [("admin:change-me", "placeholder"), ("admin:CHANGE_ME_before_going_live_0123", "placeholder"),

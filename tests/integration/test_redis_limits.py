@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rag_agent.web import limits
-from rag_agent.web.redis_limits import RedisWindow
+from rag_agent.server.web import limits
+from rag_agent.server.web.redis_limits import RedisWindow
 from tools.settings import overridden
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
 ROOT = Path(__file__).resolve().parents[2]
-ASK = "import sys; from rag_agent.cli import main; sys.exit(main(sys.argv[1:]))"
+ASK = "import sys; from rag_agent.cli.commands import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.fixture

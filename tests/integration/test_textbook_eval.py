@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent import eval_figures
+from rag_agent.evaluation import figures as eval_figures
 from tests.integration.conftest import SHARED, run_cli
 
 # Goals of the evaluation issue, on 30 + 14 in-scope turns and 20 + 1 + 224 out-of-scope ones.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent.warm_protocol import socket_path
+from rag_agent.cli.warm_protocol import socket_path
 from tests.integration.conftest import RAG_AGENT, cli_env
 from tests.tiny_corpus import CORPUS
 
@@ -78,8 +78,8 @@ def test_ask_is_answered_by_the_warm_agent_as_a_cold_process_answers(data_dir: P
     assert done.returncode == 0, done.stderr
     assert "langgraph" not in modules and "numpy" not in modules  # the asker only relayed the answer
     warm_answer = json.loads(done.stdout)
-    cold = subprocess.run([sys.executable, "-m", "rag_agent.cli", "ask", "--json", QUESTION], capture_output=True,
-                          text=True, env=cli_env(data_dir), timeout=300)
+    cold = subprocess.run([sys.executable, "-m", "rag_agent.cli.commands", "ask", "--json", QUESTION],
+                          capture_output=True, text=True, env=cli_env(data_dir), timeout=300)
     cold_answer = json.loads(cold.stdout)
     assert warm_answer["status"] == cold_answer["status"] == "grounded"
     assert warm_answer["answer"] == cold_answer["answer"] and "Replicator" in warm_answer["answer"]

@@ -1,4 +1,4 @@
-"""rag_agent.auth: tokens to users, owner tags and filters, off when no keys are configured."""
+"""rag_agent.server.auth: tokens to users, owner tags and filters, off when no keys are configured."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import Auth
 
-from rag_agent import auth
+from rag_agent.server import auth
 
 
 def test_parse_api_keys_maps_tokens_to_users() -> None:

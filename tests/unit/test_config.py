@@ -5,7 +5,7 @@ import json
 import pytest
 
 from logic import answerability
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from tools import manifest
 
 

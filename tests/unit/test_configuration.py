@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
 from graph.context import Context, SettingsError
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from tests.fakes import FakeChat
 from tools.settings import get_settings
 
@@ -110,13 +110,13 @@ def test_config_prints_the_settings_object_with_secrets_masked(tmp_path: Any, ca
 
 def test_the_environment_is_read_in_one_place() -> None:
     # Deployment settings come from tools/settings.py; graph/context.py reads only per-run knob defaults;
-    # rag_agent/warm_protocol.py, the stdlib-only asker's side, only finds the socket and digests the variables.
+    # rag_agent/cli/warm_protocol.py, the stdlib-only asker's side, only finds the socket and digests the variables.
     root = Path(__file__).resolve().parents[2]
     readers = {path.relative_to(root).as_posix()
                for folder in ("graph", "nodes", "logic", "tools", "rag_agent")
                for path in (root / folder).rglob("*.py")
                if re.search(r"os\.environ|getenv", path.read_text(encoding="utf-8"))}
-    assert readers == {"tools/settings.py", "graph/context.py", "rag_agent/warm_protocol.py"}
+    assert readers == {"tools/settings.py", "graph/context.py", "rag_agent/cli/warm_protocol.py"}
 
 
 def test_server_settings_are_fields_of_the_settings_object(monkeypatch: pytest.MonkeyPatch,

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import graph.builder
 from graph.context import Context
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from rag_agent.service import Agent
 from tools.settings import get_settings
 

@@ -2,11 +2,12 @@
 
 import pytest
 
-from rag_agent import eval_figures, eval_passages
+from rag_agent.evaluation import figures as eval_figures
+from rag_agent.evaluation import passages as eval_passages
 
 
 def record(**values: object) -> dict:
-    """A turn record as rag_agent/evaluate.py writes it, with only what these figures read."""
+    """A turn record as rag_agent/evaluation/evaluate.py writes it, with only what these figures read."""
     base = {"expected": "GROUNDED", "status": "grounded", "answer": "", "answer_keywords": [], "turn": 1,
             "retrieved_ids": [], "confidence": 0.5}
     return {**base, **values}

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent import eval_figures, evaluate, gate_curve
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
+from rag_agent.evaluation import evaluate, gate_curve
+from rag_agent.evaluation import figures as eval_figures
 
 
 def record(expected: str, status: str, sources: list[str], gold: list[str], turn: int = 1, top: float = 0.5,

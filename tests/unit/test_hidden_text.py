@@ -12,7 +12,7 @@ from logic.types import Chunk
 from logic.unicode_text import normalize_text
 from logic.validation import printable
 from nodes.prompts import format_sources
-from rag_agent.cli_output import dump_json
+from rag_agent.cli.output import dump_json
 from tests.hostile import DISGUISED_HOSTS, DISGUISED_ORDERS, HIDDEN_ORDER, INVISIBLE, LRI, PDI, RLO
 
 

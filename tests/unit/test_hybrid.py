@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 import tools.embeddings
 from graph.context import Context
 from logic.errors import IndexMismatchError
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from tools import manifest, vectorstore
 from tools.ingest import ingest_folder
 

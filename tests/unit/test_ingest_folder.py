@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, page_html
 from tests.unit.test_ingest_site import CountingEmbeddings, payloads
 from tools import ingest as ingest_module

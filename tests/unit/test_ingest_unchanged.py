@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, Site, page_html, write_site
 from tests.unit.test_ingest_site import CountingEmbeddings, payloads
 from tools import manifest, pagecache, search

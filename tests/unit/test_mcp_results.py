@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from rag_agent.web.mcp import McpResults
+from rag_agent.server.web.mcp import McpResults
 
 STATE = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": "A [1]."}], "status": "grounded",
          "answer": "A [1].", "retrieved": [{"text": "x" * 5000}] * 5, "confidence": 0.8, "not_found": None,

@@ -126,7 +126,7 @@ def test_open_store_uses_the_checkpointer_setting(tmp_path: Path, monkeypatch: p
 
 def test_sessions_list_shows_created_at_and_counts(agent: Agent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from rag_agent import cli
+    from rag_agent.cli import commands as cli
 
     first = agent.ask("What is Isaac Sim?", "a")
     agent.ask("hello", "a")

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from rag_agent import cli, records
-from rag_agent.report import build, format_text
-from rag_agent.report_html import render
+from rag_agent import records
+from rag_agent.cli import commands as cli
+from rag_agent.reporting.report import build, format_text
+from rag_agent.reporting.report_html import render
 from tools.embeddings import HashEmbeddings
 from tools.records import RecordStore
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent.report import build, format_text
-from rag_agent.report_html import render
+from rag_agent.reporting.report import build, format_text
+from rag_agent.reporting.report_html import render
 from tests.unit.test_report import NOW, record
 from tools.embeddings import HashEmbeddings
 from tools.records import RecordStore

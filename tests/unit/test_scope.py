@@ -17,7 +17,7 @@ import nodes.generate_grounded
 from graph.builder import compile_graph
 from graph.context import Context
 from nodes.classify import Rewrite
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from rag_agent.service import Agent
 from tests.fakes import FakeChat
 from tests.tiny_corpus import BAKING_MD, ISAAC_SIM_MD

@@ -14,7 +14,7 @@ def test_langgraph_json_serves_the_module_graph_and_the_auth_handler() -> None:
     config = json.loads((ROOT / "langgraph.json").read_text())
     graphs = {name: spec["path"] for name, spec in config["graphs"].items()}
     assert graphs == {"agent": "./graph/builder.py:graph", "indexer": "./graph/indexer.py:graph"}
-    assert config["auth"]["path"] == "./rag_agent/auth.py:auth"
+    assert config["auth"]["path"] == "./rag_agent/server/auth.py:auth"
     for spec in (*graphs.values(), config["auth"]["path"]):
         assert (ROOT / spec.split(":")[0]).is_file()
 

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from rag_agent.auth import MIN_CRON_INTERVAL, shortest_gap
 from rag_agent.logs import install_redaction, mask_url
-from rag_agent.meta_guard import PUBLIC_ENV, allowed
+from rag_agent.server.auth import MIN_CRON_INTERVAL, shortest_gap
+from rag_agent.server.meta_guard import PUBLIC_ENV, allowed
 
 
 @pytest.mark.parametrize(("schedule", "ok"), [("* * * * *", False), ("*/5 * * * *", False), ("0,1 * * * *", False),

@@ -21,11 +21,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from rag_agent import visitor_policy as policy
-from rag_agent import visitors
-from rag_agent.web import app as web_app
-from rag_agent.web.middleware import Guard, OriginGate
-from rag_agent.web.surface import SurfaceGate
+from rag_agent.server import visitor_policy as policy
+from rag_agent.server import visitors
+from rag_agent.server.web import app as web_app
+from rag_agent.server.web.middleware import Guard, OriginGate
+from rag_agent.server.web.surface import SurfaceGate
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = "https://docs.example.com"
@@ -36,8 +36,8 @@ REVIEWED = {("POST", "/threads"), ("GET", "/threads/{thread_id}"), ("GET", "/thr
             ("GET", "/demo/{path:path}"), ("GET", "/ok"), ("GET", "/")}
 # What `langgraph dev` sets before the server's modules are imported (they read it at import time).
 DEV_ENV = {"LANGGRAPH_RUNTIME_EDITION": "inmem", "MIGRATIONS_PATH": "__inmem", "DATABASE_URI": ":memory:",
-           "REDIS_URI": "fake", "LANGGRAPH_HTTP": json.dumps({"app": "./rag_agent/server_app.py:app"}),
-           "LANGGRAPH_AUTH": json.dumps({"path": "./rag_agent/auth.py:auth"}), "LANGSMITH_TRACING": "false",
+           "REDIS_URI": "fake", "LANGGRAPH_HTTP": json.dumps({"app": "./rag_agent/server/http_app.py:app"}),
+           "LANGGRAPH_AUTH": json.dumps({"path": "./rag_agent/server/auth.py:auth"}), "LANGSMITH_TRACING": "false",
            "LANGGRAPH_NO_VERSION_CHECK": "true"}
 _DUMP = """
 import json
@@ -262,7 +262,7 @@ def test_deeply_nested_json_is_a_clear_400_not_a_500(monkeypatch: pytest.MonkeyP
 
 
 def test_the_coverage_report_never_links_a_forged_script_url() -> None:
-    from rag_agent.report_html import _gaps
+    from rag_agent.reporting.report_html import _gaps
 
     forged = ["javascript:alert(document.cookie)", " JaVa\tScRiPt:alert(1)", "data:text/html,<script>x</script>",
               "vbscript:msgbox(1)"]

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.context import Context, SettingsError
 from logic import durations
 from logic.durations import parse_duration, utcnow
-from rag_agent.cli import main
+from rag_agent.cli.commands import main
 from rag_agent.service import Agent, open_checkpointer
 from rag_agent.sessions import list_sessions
 from tools.settings import get_settings

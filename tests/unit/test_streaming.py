@@ -88,7 +88,7 @@ def test_replies_no_node_streamed_are_flushed_at_the_end(agent: Agent) -> None:
 def test_cli_prints_the_streamed_answer_once_then_its_sources(
         make_context: Callable[..., Context], model_says: Callable[[str], FakeChat], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from rag_agent.cli import main
+    from rag_agent.cli.commands import main
 
     make_context()
     monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_agent import warm
-from rag_agent import warm_protocol as protocol
+from rag_agent.cli import warm
+from rag_agent.cli import warm_protocol as protocol
 from tools.settings import ENV_NAMES, Settings
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLE = ROOT / "rag_agent" / "web" / "static" / "rag-agent.js"
+BUNDLE = ROOT / "rag_agent" / "server" / "web" / "static" / "rag-agent.js"
 
 
 def test_the_served_widget_was_built_from_the_current_source_and_lockfile() -> None:

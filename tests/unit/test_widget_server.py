@@ -16,11 +16,11 @@ from starlette.middleware import Middleware
 from starlette.testclient import TestClient
 
 from logic.chunking import chunk_markdown
-from rag_agent import auth, visitors
-from rag_agent import visitor_policy as policy
-from rag_agent.web import app as web_app
-from rag_agent.web import demo, limits
-from rag_agent.web.middleware import Guard, OriginGate
+from rag_agent.server import auth, visitors
+from rag_agent.server import visitor_policy as policy
+from rag_agent.server.web import app as web_app
+from rag_agent.server.web import demo, limits
+from rag_agent.server.web.middleware import Guard, OriginGate
 from tests.tiny_corpus import CORPUS
 
 STATIC = Path(web_app.__file__).parent / "static"

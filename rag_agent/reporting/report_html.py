@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag_agent.report import OUTCOMES
+from rag_agent.reporting.report import OUTCOMES
 
 COLORS = {"answered": "#2e7d32", "flagged": "#f9a825", "not_found": "#5c6bc0", "error": "#c62828", "other": "#9e9e9e"}
 LABELS = {"answered": "answered", "flagged": "flagged (low confidence)", "not_found": "not found", "error": "error",

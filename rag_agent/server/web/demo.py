@@ -25,7 +25,7 @@ _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")
 def docs_root() -> Path:
     """Return the folder of Markdown pages the demo shows (`RAG_AGENT_DEMO_DOCS`, else the project's docs)."""
     configured = get_settings().demo_docs
-    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "docs"
+    return Path(configured) if configured else Path(__file__).resolve().parents[3] / "docs"
 
 
 @lru_cache(maxsize=4)

@@ -1,4 +1,4 @@
-"""How the `rag-agent` commands print an answer and which exit code it gets (shared by cli and cli_memory)."""
+"""How the `rag-agent` commands print an answer and which exit code it gets (shared by the cli modules)."""
 
 from __future__ import annotations
 

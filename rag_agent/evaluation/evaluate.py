@@ -11,7 +11,7 @@ from typing import Any
 from tqdm import tqdm
 
 from logic.errors import InvalidInputError
-from rag_agent.eval_figures import (
+from rag_agent.evaluation.figures import (
     abstention_split,
     answers,
     by_class,

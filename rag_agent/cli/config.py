@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context
-from rag_agent.cli_output import EXIT_OK
+from rag_agent.cli.output import EXIT_OK
 from rag_agent.logs import mask_url
 from tools.settings import get_settings
 

@@ -1,4 +1,4 @@
-"""ASGI middleware that applies rag_agent/visitor_policy.py to every request the server receives.
+"""ASGI middleware that applies rag_agent/server/visitor_policy.py to every request the server receives.
 
 Visitors reach only the allow-listed routes with allow-listed body fields; named users who are not admins
 are kept off the admin-only routes and stream modes; every webhook must resolve to public addresses only.
@@ -14,10 +14,10 @@ from urllib.parse import parse_qs
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rag_agent import visitor_policy as policy
-from rag_agent import visitors
-from rag_agent.auth import is_admin, parse_api_keys
-from rag_agent.web.middleware import read_body, replay, respond
+from rag_agent.server import visitor_policy as policy
+from rag_agent.server import visitors
+from rag_agent.server.auth import is_admin, parse_api_keys
+from rag_agent.server.web.middleware import read_body, replay, respond
 from tools.settings import get_settings
 
 VISITOR, USER, ADMIN = "visitor", "user", "admin"

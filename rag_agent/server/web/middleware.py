@@ -12,9 +12,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rag_agent import visitors
-from rag_agent.auth import parse_api_keys
-from rag_agent.web import limits
+from rag_agent.server import visitors
+from rag_agent.server.auth import parse_api_keys
+from rag_agent.server.web import limits
 from tools.settings import get_settings
 
 # Where runs start (each costs a turn) and where visitor tokens are issued.

@@ -1,6 +1,6 @@
 """Figures judged by the answer's keywords: passage hit@k, follow-up turns right, keyword calibration.
 
-All of them read `rag-agent eval --report` records (rag_agent/evaluate.py `_record`) and one rule:
+All of them read `rag-agent eval --report` records (rag_agent/evaluation/evaluate.py `_record`) and one rule:
 
 An answer or a chunk **holds** its keywords when it contains, case-insensitively, at least half of the
 question's `answer_keywords` (rounded up: 1 of 1, 1 of 2, 2 of 3, 2 of 4). Half, not all, because a
@@ -22,14 +22,14 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from rag_agent.eval_figures import holds_keywords
+from rag_agent.evaluation.figures import holds_keywords
 
 HIGH_CONFIDENCE = 0.9
 BINS = 10
 
 
 def holds(text: str, keywords: list[str]) -> bool:
-    """Tell whether `text` holds `keywords` (eval_figures' rule); no keywords hold nothing here."""
+    """Tell whether `text` holds `keywords` (figures.py's rule); no keywords hold nothing here."""
     return bool(keywords) and holds_keywords(text, keywords)
 
 

@@ -95,7 +95,7 @@ def window(kind: str) -> Window:
     url = get_settings().redis_url.strip()
     if not url:
         return SlidingWindow()
-    from rag_agent.web.redis_limits import RedisWindow  # the redis client is loaded only when configured
+    from rag_agent.server.web.redis_limits import RedisWindow  # the redis client is loaded only when configured
 
     return RedisWindow(url, kind, fallback=SlidingWindow())
 

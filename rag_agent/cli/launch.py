@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import Any
 
-from rag_agent.warm_protocol import data_dir, fingerprint, forwardable, socket_path
+from rag_agent.cli.warm_protocol import data_dir, fingerprint, forwardable, socket_path
 
 CONNECT_TIMEOUT = 2.0
 
@@ -65,12 +65,12 @@ def main() -> int:
     except KeyboardInterrupt:
         print("\nrag-agent: cancelled", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `rag-agent ask … | head -1`, as rag_agent/cli.py handles it
+    except BrokenPipeError:  # `rag-agent ask … | head -1`, as rag_agent/cli/commands.py handles it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     if code is not None:
         return code
-    from rag_agent.cli import main as cli_main
+    from rag_agent.cli.commands import main as cli_main
 
     return cli_main(argv)
 

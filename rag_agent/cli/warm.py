@@ -1,6 +1,6 @@
 """`rag-agent warm`: keep one agent loaded so each `rag-agent ask` on its index starts in milliseconds.
 
-The warm agent listens on a Unix socket only its user can reach (rag_agent/protocol.py names it), runs each
+The warm agent listens on a Unix socket only its user can reach (rag_agent/cli/warm_protocol.py names it), runs each
 forwarded `ask` through the same command line as a cold process would, one at a time, and streams the
 output back. It declines a request whose settings variables differ from its own; the asker then answers
 in-process. It stops after `--idle-minutes` without a question, or on Ctrl-C / SIGTERM.
@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from graph.context import Context
 from logic.errors import InvalidInputError
-from rag_agent import warm_protocol as protocol
+from rag_agent.cli import warm_protocol as protocol
 from tools.settings import get_settings
 
 log = logging.getLogger("rag_agent.warm")

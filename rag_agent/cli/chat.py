@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graph.context import Context
-from rag_agent.cli_output import EXIT_OK, print_answer, print_event
+from rag_agent.cli.output import EXIT_OK, print_answer, print_event
 from tools.settings import get_settings
 
 PROMPT = "you> "

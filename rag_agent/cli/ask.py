@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from graph.context import Context
-from rag_agent.cli_output import dump_json, exit_code, print_answer, print_event
+from rag_agent.cli.output import dump_json, exit_code, print_answer, print_event
 
 
 def add_commands(sub: Any) -> None:
@@ -71,7 +71,7 @@ def ask(args: argparse.Namespace, ctx: Context) -> int:
     from rag_agent.service import Agent
 
     selection, filters = scope(args)
-    with Agent(ctx) as agent:  # a warm agent (rag_agent/warm.py) runs many of these in one process
+    with Agent(ctx) as agent:  # a warm agent (rag_agent/cli/warm.py) runs many of these in one process
         if args.json:
             result = agent.ask(args.question, args.thread, context=selection, filters=filters)
             print(dump_json(result, indent=2))
@@ -83,11 +83,11 @@ def ask(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def chat(args: argparse.Namespace, ctx: Context) -> int:
-    """Hold a conversation on one thread (rag_agent/cli_chat.py)."""
+    """Hold a conversation on one thread (rag_agent/cli/chat.py)."""
     from logic.errors import InvalidInputError
-    from rag_agent import cli_chat
+    from rag_agent.cli import chat as terminal
 
     if args.context == "-":
         raise InvalidInputError("chat reads your questions from stdin; pass the selection as a --context FILE")
     selection, filters = scope(args)  # kept for the whole session
-    return cli_chat.run(args, ctx, selection, filters)
+    return terminal.run(args, ctx, selection, filters)

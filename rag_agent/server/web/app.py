@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from rag_agent import visitors
-from rag_agent.web import demo, feedback
-from rag_agent.web.middleware import Guard, OriginGate
+from rag_agent.server import visitors
+from rag_agent.server.web import demo, feedback
+from rag_agent.server.web.middleware import Guard, OriginGate
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
@@ -80,6 +80,6 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     yield
 
 
-# Listed outermost first: CORS headers reach the limits' 429 and 413 replies too. rag_agent/server_app.py, the
+# Listed outermost first: CORS headers reach the limits' 429 and 413 replies too. rag_agent/server/http_app.py, the
 # app langgraph.json mounts, uses these routes with the same middleware (plus the API docs guard).
 app = Starlette(routes=routes, middleware=[Middleware(OriginGate), Middleware(Guard)], lifespan=lifespan)

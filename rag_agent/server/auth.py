@@ -3,7 +3,7 @@
 Named users: with `RAG_AGENT_API_KEYS` set (e.g. `alice:s3cret,bob:hunter2`) every request needs
 `Authorization: Bearer <token>`, threads and runs are tagged with `metadata.owner`, and a user only
 sees, runs and deletes their own threads. With it unset a request without a token is the user `local`.
-Anonymous visitors (the widget) carry a signed visitor token (rag_agent/visitors.py) whatever the
+Anonymous visitors (the widget) carry a signed visitor token (rag_agent/server/visitors.py) whatever the
 keys say: each is its own owner, may only use threads and runs, and may not change run settings.
 """
 
@@ -16,10 +16,10 @@ from typing import Any, cast
 
 from langgraph_sdk import Auth
 
-from rag_agent import visitor_policy as policy
-from rag_agent import visitors
-from rag_agent.key_strength import refuse_weak_keys
 from rag_agent.logs import install_redaction
+from rag_agent.server import visitor_policy as policy
+from rag_agent.server import visitors
+from rag_agent.server.key_strength import refuse_weak_keys
 from tools.settings import get_settings
 
 # Without keys configured every request is this user, so Studio and the SDK work with no token.

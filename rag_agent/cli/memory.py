@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from graph.context import Context
-from rag_agent.cli_output import dump_json, exit_code, print_answer
+from rag_agent.cli.output import dump_json, exit_code, print_answer
 
 
 def add_commands(sub: Any) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context
-from rag_agent.cli_output import dump_json
+from rag_agent.cli.output import dump_json
 from tools.settings import get_settings
 
 

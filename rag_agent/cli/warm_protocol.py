@@ -1,6 +1,6 @@
 """What `rag-agent ask` and a warm agent (`rag-agent warm`) agree on: where it listens, whom it serves.
 
-Standard library only: the asking side (rag_agent/launch.py) must start in milliseconds, before
+Standard library only: the asking side (rag_agent/cli/launch.py) must start in milliseconds, before
 tools/settings.py could be imported, so this module reads the environment itself, for two things only:
 the data folder (to find the socket) and a digest of the settings variables (to match the agent's).
 """

@@ -16,7 +16,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rag_agent.web.middleware import MCP_PATH, mcp_call
+from rag_agent.server.web.middleware import MCP_PATH, mcp_call
 
 log = logging.getLogger(__name__)
 QUOTE = 240  # characters of each cited passage: enough to check the claim, small in a client's context

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from logic.errors import InvalidInputError
 from rag_agent import records
-from rag_agent.auth import identify, parse_api_keys
+from rag_agent.server.auth import identify, parse_api_keys
 from tools.settings import get_settings
 
 MAX_COMMENT = 2000

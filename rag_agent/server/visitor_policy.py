@@ -5,8 +5,8 @@ with only the body fields in `VISITOR_BODIES`, the stream modes in `VISITOR_STRE
 fields in `VISITOR_INPUT`; everything else is refused with 403 naming what is not allowed. Named users who are
 not admins may use the whole API on what they own, except the `ADMIN_ONLY_ROUTES` and the
 `ADMIN_STREAM_MODES` (they carry prompts and raw model output). Nobody's webhook may point at a private,
-loopback, link-local or otherwise non-global address. rag_agent/web/surface.py enforces this at the HTTP
-layer; rag_agent/auth.py checks runs again where the server hands them to the auth handlers.
+loopback, link-local or otherwise non-global address. rag_agent/server/web/surface.py enforces this at the HTTP
+layer; rag_agent/server/auth.py checks runs again where the server hands them to the auth handlers.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from graph.context import Context, SettingsError
-from rag_agent import cli_ask, cli_config, cli_eval, cli_ingest, cli_memory, cli_records, warm
-from rag_agent.cli_output import EXIT_INVALID, exit_code_for
+from rag_agent.cli import ask, config, evals, ingest, memory, records, warm
+from rag_agent.cli.output import EXIT_INVALID, exit_code_for
 from rag_agent.logs import install_redaction
 from tools.settings import overridden
 
@@ -28,12 +28,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--collection", help="collection name (default 'docs')")
     sub = parser.add_subparsers(dest="command", required=True)
-    cli_ingest.add_command(sub)
-    cli_ask.add_commands(sub)
-    cli_config.add_command(sub)
-    cli_eval.add_commands(sub)
-    cli_memory.add_commands(sub)
-    cli_records.add_commands(sub)
+    ingest.add_command(sub)
+    ask.add_commands(sub)
+    config.add_command(sub)
+    evals.add_commands(sub)
+    memory.add_commands(sub)
+    records.add_commands(sub)
     warm.add_command(sub)
     _accept_global_flags(parser)
     return parser
@@ -73,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         with overridden(data_dir=args.data_dir, collection=args.collection) as settings:
             logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
             ctx = _context(args)
-            handler = {"ingest": cli_ingest.run, "ask": cli_ask.ask, "chat": cli_ask.chat, "eval": cli_eval.run_eval,
-                       "calibrate": cli_eval.run_calibrate, "config": cli_config.run,
-                       "sessions": cli_memory.run, "resume": cli_memory.resume,
-                       "feedback": cli_records.feedback, "report": cli_records.report,
+            handler = {"ingest": ingest.run, "ask": ask.ask, "chat": ask.chat, "eval": evals.run_eval,
+                       "calibrate": evals.run_calibrate, "config": config.run,
+                       "sessions": memory.run, "resume": memory.resume,
+                       "feedback": records.feedback, "report": records.report,
                        "warm": _warm}[args.command]
             return handler(args, ctx)
     except SettingsError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 
 from graph.context import Context
 from logic.validation import printable
-from rag_agent.cli_output import dump_json
+from rag_agent.cli.output import dump_json
 from tools.settings import get_settings
 
 
@@ -46,8 +46,8 @@ def _embedder(records: list[dict[str, Any]], ctx: Context) -> Any:
 
 def report(args: argparse.Namespace, ctx: Context) -> int:
     """Print the report for the window; optionally write it as HTML."""
-    from rag_agent import report as reporting
     from rag_agent.records import open_store
+    from rag_agent.reporting import report as reporting
     from rag_agent.sessions import parse_duration
 
     window = parse_duration(args.since, "--since").total_seconds()
@@ -64,7 +64,7 @@ def report(args: argparse.Namespace, ctx: Context) -> int:
     vocabulary = {term for term, chunks in lexicon.df.items() if chunks >= 2} if lexicon else None
     built = reporting.build(store, window, embed, vocabulary=vocabulary)
     if args.html:
-        from rag_agent.report_html import render
+        from rag_agent.reporting.report_html import render
 
         args.html.write_text(render(built), encoding="utf-8")
     # Questions are the users' own text: printed without their control characters (no terminal escapes).

@@ -6,7 +6,7 @@ import hmac
 import json
 from typing import Any
 
-from rag_agent.auth import parse_api_keys
+from rag_agent.server.auth import parse_api_keys
 from tools.settings import get_settings
 
 PROTECTED = frozenset({"/docs", "/openapi.json", "/metrics"})

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context
-from rag_agent import cli_ingest
-from rag_agent.cli_output import EXIT_OK
+from rag_agent.cli import ingest
+from rag_agent.cli.output import EXIT_OK
 from tools.settings import get_settings, overridden
 
 
@@ -39,7 +39,7 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
     """Ingest the corpus if asked, then run every labelled question and conversation through the graph."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from rag_agent import evaluate
+    from rag_agent.evaluation import evaluate
     from rag_agent.service import Agent
 
     questions = evaluate.load_questions(args.questions, args.near_miss)
@@ -54,7 +54,7 @@ def _records(args: argparse.Namespace, ctx: Context) -> tuple[Context, list[dict
         with overridden(collection=f"eval-{ctx.collection}") as settings:
             ctx = Context.from_mapping({**vars(ctx), "collection": settings.collection})
             args.path, args.base_url, args.recreate = args.corpus, "", True
-            cli_ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
+            ingest.run(argparse.Namespace(**{**vars(args), "json": False}), ctx)  # eval prints its own JSON
             return ctx, evaluate.run(Agent(ctx, InMemorySaver()), questions, conversations, root)
 
 
@@ -69,7 +69,7 @@ def _print_figures(figures: dict[str, Any], as_json: bool) -> None:
 
 def run_eval(args: argparse.Namespace, ctx: Context) -> int:
     """Run labelled questions through the graph and print the figures (and the gate's best threshold)."""
-    from rag_agent import evaluate, gate_curve
+    from rag_agent.evaluation import evaluate, gate_curve
 
     ctx, records = _records(args, ctx)
     figures = evaluate.metrics(records)
@@ -89,7 +89,7 @@ def run_calibrate(args: argparse.Namespace, ctx: Context) -> int:
     """Sweep the gate threshold, print the curve, and store the best one in the index manifest."""
     from logic import answerability
     from logic.errors import InvalidInputError
-    from rag_agent import gate_curve
+    from rag_agent.evaluation import gate_curve
     from tools import manifest
 
     if args.plot:
