@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from graph.context import Context
 from logic.validation import printable
@@ -24,6 +26,9 @@ def add_commands(sub: Any) -> None:
     report.add_argument("--since", default="7d", help="window to report, e.g. 24h, 7d, 4w (default 7d)")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report here")
+    report.add_argument("--site-url", default="", metavar="URL",
+                        help="the docs site's address (https://docs.example.com): relative section links in the "
+                             "HTML report resolve against it")
 
 
 def feedback(args: argparse.Namespace, ctx: Context) -> int:
@@ -46,6 +51,10 @@ def _embedder(records: list[dict[str, Any]], ctx: Context) -> Any:
 
 def report(args: argparse.Namespace, ctx: Context) -> int:
     """Print the report for the window; optionally write it as HTML."""
+    if args.site_url and urlsplit(args.site_url).scheme not in {"http", "https"}:
+        print(printable(f"rag-agent report: --site-url must be an http(s) address, got {args.site_url!r}"),
+              file=sys.stderr)
+        return 2
     from rag_agent.records import open_store
     from rag_agent.reporting import report as reporting
     from rag_agent.sessions import parse_duration
@@ -66,7 +75,7 @@ def report(args: argparse.Namespace, ctx: Context) -> int:
     if args.html:
         from rag_agent.reporting.report_html import render
 
-        args.html.write_text(render(built), encoding="utf-8")
+        args.html.write_text(render(built, args.site_url), encoding="utf-8")
     # Questions are the users' own text: printed without their control characters (no terminal escapes).
     if args.json:
         print(dump_json(built, indent=2))

@@ -129,8 +129,8 @@ def _gaps(groups: list[dict[str, Any]]) -> str:
     return "".join(cards) or '<p class="muted">No unanswered or low-confidence questions in this window.</p>'
 
 
-def render(report: dict[str, Any]) -> str:
-    """Return the whole report as an HTML page."""
+def render(report: dict[str, Any], site_url: str = "") -> str:
+    """Return the whole report as an HTML page; `site_url` (http(s)) resolves the docs' relative links."""
     counts, rates, window = report["counts"], report["rates"], report["window"]
     cards = "".join(f'<div class="card"><b>{counts[o]}</b>{LABELS[o]} <span class="muted">{rates[o]:.0%}</span></div>'
                     for o in OUTCOMES)
@@ -147,7 +147,11 @@ def render(report: dict[str, Any]) -> str:
         f"<td>{'' if w['confidence'] is None else format(w['confidence'], '.0%')}</td>"
         f"<td>{', '.join(_link(u, u) for u in w['sources'])}</td></tr>"
         for w in report.get("wrong_answer_candidates") or []) or '<tr><td colspan="4" class="muted">none</td></tr>'
-    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rag-agent report</title>
+    # An index built with a relative --base-url (/demo) links its sections relative to the docs site: a <base>
+    # makes those links work from a report opened from disk or mailed around.
+    base = safe_href(site_url) if urlsplit(site_url).scheme in {"http", "https"} else None
+    head = f'<base href="{base.rstrip("/")}/">' if base else ""
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">{head}<title>rag-agent report</title>
 <style>{STYLE}</style></head><body>
 <h1>What your users asked</h1><p class="muted">{escape(window['since'][:16])} → {escape(window['until'][:16])} UTC ·
 {report['turns']} turns · {report['threads']} conversations · {report['tokens']} tokens ·

@@ -85,3 +85,16 @@ def test_cli_report(store: RecordStore, tmp_path: Path, capsys: pytest.CaptureFi
     assert cli.main(["--data-dir", data, "report", "--since", "soon"]) == 2
     assert "--since: invalid duration 'soon'" in capsys.readouterr().err
     records.close_store(str(tmp_path / "data" / "checkpoints.sqlite"))
+
+
+def test_a_report_opened_from_disk_links_sections_on_the_docs_site(store: RecordStore, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    data, html = str(tmp_path / "data"), tmp_path / "r.html"
+    args = ["--data-dir", data, "report", "--since", "2d", "--html", str(html)]
+    assert cli.main([*args, "--site-url", "https://docs.example.com/"]) == 0
+    page = html.read_text()
+    # The index links "isaac.md#setup" relative to the site: a <base> resolves it from a file:// page too.
+    assert '<base href="https://docs.example.com/">' in page and 'href="isaac.md#setup"' in page
+    assert cli.main([*args, "--site-url", "javascript:alert(1)"]) == 2
+    assert "--site-url must be an http(s) address" in capsys.readouterr().err
+    records.close_store(str(tmp_path / "data" / "checkpoints.sqlite"))
