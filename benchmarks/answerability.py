@@ -2,15 +2,19 @@
 
 The question files given with --check are asked of the index at --check-index (the shared textbook):
 every question of the first file and the odd-numbered questions of the others are fitted, the
-even-numbered ones are held out. --sources adds public sets, held out as a check of how the gate
-carries to other corpora: SQuAD 2.0 (answerable vs unanswerable over their own paragraphs) and MTRAG-UN
-(ANSWERABLE vs UNANSWERABLE final questions, asked as written, over its passage pool).
+even-numbered ones are held out. --sites DIR (a `benchmarks/sites.py` work dir: DIR/<site>/data) asks every
+single question of each shared docs site and the textbook of that site's index and fits leaving one site out:
+on three sites, threshold by balanced accuracy there (or --answer-floor), judged on the fourth. --sources
+adds public sets, held out as a check of how the gate carries to other corpora: SQuAD 2.0 (answerable vs
+unanswerable over their own paragraphs) and MTRAG-UN (ANSWERABLE vs UNANSWERABLE final questions, asked as
+written, over its passage pool).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -23,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from logic import answerability, ranking  # noqa: E402
 from logic.confidence import fit  # noqa: E402
+from logic.lexical import matches, terms  # noqa: E402
 from nodes.retrieve import to_chunk  # noqa: E402
-from tools import lexicon_store, manifest, qdrant_search, vectorstore  # noqa: E402
+from tools import lexicon_store, manifest, qdrant_search, search, vectorstore  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 
@@ -108,6 +113,121 @@ def _retrieve(data_dir: Path, rows: list[dict[str, Any]], model: str, collection
     client.close()
 
 
+def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
+    """Return a site's single questions: in-scope (label 1), near miss or far off (label 0), by `kind`."""
+    if site == "textbook":
+        files = [(shared / "textbook" / "textbook-questions.jsonl", "far_off"),
+                 (shared / "textbook" / "textbook-nearmiss.jsonl", "near_miss")]
+    else:
+        files = [(shared / "sites" / site / "questions.jsonl", "")]
+    rows = []
+    for path, refusal in files:
+        for line in path.read_text().splitlines():
+            q = json.loads(line) if line.strip() else {}
+            if not q.get("question") or q.get("selection_file"):
+                continue
+            answerable = q.get("expected") == "GROUNDED"
+            kind = "in_scope" if answerable else refusal or ("near_miss" if q.get("kind") == "near_miss" else "far_off")
+            rows.append({"question": q["question"], "label": int(answerable), "set": site, "kind": kind})
+    return rows
+
+
+def measure_site(data_dir: Path, rows: list[dict[str, Any]], model: str, cache: Path,
+                 collection: str = "docs") -> None:
+    """Retrieve for each question as the retrieve node does (tools.search, ranking.order) and record the features."""
+    known = json.loads(cache.read_text()) if cache.exists() else {}
+    todo = [r for r in rows if r["question"] not in known]
+    if todo:
+        embeddings = get_embeddings(model)
+        info = manifest.collection_info(str(data_dir), collection, model) or {}
+        lexicon = lexicon_store.load(str(data_dir), collection)
+        for row in todo:
+            vector = embeddings.embed_query(row["question"])
+            hits = search.find(data_dir, collection, embeddings, vector, ranking.candidates_for(TOP_K),
+                               mode=manifest.retrieval_mode(info), text=row["question"])
+            known[row["question"]] = ranking.order(row["question"], [to_chunk(d.metadata, s) for d, s in hits],
+                                                   lexicon, TOP_K, ranking.page_sizes(d.metadata for d, _ in hits))
+        cache.write_text(json.dumps(known))
+    lexicon = lexicon_store.load(str(data_dir), collection)
+    for row in rows:
+        row["features"] = answerability.features(row["question"], known[row["question"]], lexicon)
+        row["features"].update(candidates(row["question"], known[row["question"]], lexicon))
+
+
+def candidates(query: str, best: list[Any], lexicon: Any) -> dict[str, float]:
+    """Candidate features not (yet) in the gate, measured to see whether they carry across sites."""
+    top = best[:answerability.DEPTH]
+    query_terms = list(dict.fromkeys(terms(query)))
+    if not top or not query_terms:
+        return {"rarest_missing": 0.0, "union_missing": 0.0}
+    joined = " ".join(answerability.section_text(c) for c in top).lower()
+    ceiling = math.log((lexicon.chunks + 1) / 0.5)
+    missing = [lexicon.idf(t) for t in query_terms if lexicon.df.get(t, 0) and not matches(t, joined)]
+    return {"rarest_missing": round(max(missing, default=0.0) / ceiling, 4),
+            "union_missing": round(1 - lexicon.coverage(query_terms, joined), 4)}
+
+
+def per_kind(rows: list[dict[str, Any]], weights: list[float], threshold: float,
+             names: tuple[str, ...]) -> dict[str, str]:
+    """Share of in-scope questions answered and of near misses and far-off questions refused."""
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        x = weights[0] + sum(w * row["features"][f] for w, f in zip(weights[1:], names, strict=True))
+        p = answerability._sigmoid(x) * (answerability.PRICE_MISSING_FACTOR if row["features"].get("price_missing")
+                                         else 1.0)
+        cell = counts.setdefault(row["kind"], [0, 0])
+        cell[0] += (p >= threshold) == bool(row["label"])
+        cell[1] += 1
+    return {k: f"{counts[k][0]}/{counts[k][1]} = {counts[k][0] / counts[k][1]:.2f}"
+            for k in ("in_scope", "near_miss", "far_off") if k in counts}
+
+
+def balanced_threshold(rows: list[dict[str, Any]], weights: list[float], names: tuple[str, ...]) -> float:
+    """Return the threshold with the best balanced accuracy (sites weighed alike) on the training rows."""
+    def score(t: float) -> float:
+        total = 0.0
+        for site in {r["set"] for r in rows}:
+            mine = [r for r in rows if r["set"] == site]
+            cells = per_kind(mine, weights, t, names)
+            shares = [float(v.rsplit("= ", 1)[1]) for v in cells.values()]
+            total += sum(shares) / len(shares)
+        return total
+    return max((t / 100 for t in range(5, 96)), key=score)
+
+
+def answering_threshold(rows: list[dict[str, Any]], weights: list[float], names: tuple[str, ...],
+                        floor: float) -> float:
+    """Return the highest threshold at which every training site still answers `floor` of its in-scope questions."""
+    def worst(t: float) -> float:
+        return min(float(per_kind([r for r in rows if r["set"] == s], weights, t, names)["in_scope"].rsplit("= ", 1)[1])
+                   for s in {r["set"] for r in rows})
+    return max((t / 100 for t in range(5, 96) if worst(t / 100) >= floor), default=0.05)
+
+
+def leave_one_site_out(rows: list[dict[str, Any]], names: tuple[str, ...], l2: float,
+                       floor: float | None = None) -> None:
+    """Fit on all sites but one, threshold there, and print the left-out site's figures; then fit on all."""
+    shipped = [answerability.INTERCEPT, *(answerability.WEIGHTS[f] for f in FITTED)]
+    sites = sorted({r["set"] for r in rows})
+    print(f"features {names}, l2 {l2}")
+    for site in sites:
+        train = [r for r in rows if r["set"] != site]
+        mine = [r for r in rows if r["set"] == site]
+        weights = fit([(tuple(r["features"][f] for f in names), bool(r["label"])) for r in train], l2=l2)
+        threshold = balanced_threshold(train, weights, names) if floor is None else \
+            answering_threshold(train, weights, names, floor)
+        print(f"  {site:10s} shipped {per_kind(mine, shipped, answerability.THRESHOLD, FITTED)}")
+        print(f"  {site:10s} left out (t={threshold:.2f}) {per_kind(mine, weights, threshold, names)}")
+    weights = fit([(tuple(r["features"][f] for f in names), bool(r["label"])) for r in rows], l2=l2)
+    threshold = balanced_threshold(rows, weights, names) if floor is None else \
+        answering_threshold(rows, weights, names, floor)
+    print("  all sites:", json.dumps({"intercept": round(weights[0], 3), "threshold": threshold,
+                                      "weights": {f: round(w, 3) for f, w in zip(names, weights[1:], strict=True)}}))
+    for site in sites:
+        mine = [r for r in rows if r["set"] == site]
+        print(f"  {site:10s} fitted on all {per_kind(mine, weights, threshold, names)}")
+
+
 def report(rows: list[dict[str, Any]], weights: list[float], threshold: float) -> dict[str, dict[str, Any]]:
     """Per set: how many answerable questions pass the gate and how many others it refuses."""
     table: dict[str, dict[str, Any]] = {}
@@ -141,8 +261,20 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--sources", nargs="*", default=[], choices=["squad", "mtrag"],
                         help="public sets to measure and report (held out)")
+    parser.add_argument("--sites", type=Path, help="a benchmarks/sites.py work dir: fit leaving one site out")
+    parser.add_argument("--answer-floor", type=float, help="threshold: the highest at which every training site "
+                        "answers this share of its in-scope questions (default: best balanced accuracy)")
+    parser.add_argument("--features", nargs="*", default=list(FITTED), help="features the --sites fit uses")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.sites:
+        site_data: list[dict[str, Any]] = []
+        for site in ("mkdocs", "pydantic", "rust-book", "textbook"):
+            part = site_rows(SHARED, site)
+            measure_site(args.sites / site / "data", part, args.embedding_model, args.work / f"{site}-chunks.json")
+            site_data += part
+        leave_one_site_out(site_data, tuple(args.features), args.l2, args.answer_floor)
+        return
     checks = [{"question": q["question"], "label": int(q.get("expected") == "GROUNDED"),
                "set": f"{path.stem}-{'fit' if not k or n % 2 else 'held-out'}"}
               for k, path in enumerate(args.check)
