@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tools import sparse
-from tools.embedded_index import CURRENT, root
+from tools import ann, sparse
+from tools.embedded_index import CURRENT, root, source_map
 from tools.vectorstore import SPARSE_VECTOR
 
 if TYPE_CHECKING:  # the caller brings the client; importing qdrant_client here would slow every cold turn
@@ -96,14 +96,27 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
                 parts.extend(_posting(at, vec) for (at, _), vec in zip(texts, encoded, strict=True))
             if offset is None:
                 break
-    np.save(folder / "vectors.npy", (vectors if vectors is not None else np.zeros((0, 0), np.float32))[:row])
+    vectors = (vectors if vectors is not None else np.zeros((0, 0), np.float32))[:row]
+    np.save(folder / "vectors.npy", vectors)
     np.save(folder / "offsets.npy", np.asarray(offsets, dtype=np.int64))
-    np.save(folder / "source_ids.npy", np.asarray(source_ids, dtype=np.int32))
+    ids = np.asarray(source_ids, dtype=np.int32)
+    np.save(folder / "source_ids.npy", ids)
+    write_indexes(folder, vectors, ids, len(sources))
     (folder / "headings.json").write_text(json.dumps(headings, ensure_ascii=False))
     if hybrid:
         _postings(parts, folder)
     (folder / "meta.json").write_text(json.dumps({"sources": list(sources), "hybrid": hybrid, "rows": row}))
     return _publish(base, folder, name)
+
+
+def write_indexes(folder: Path, vectors: np.ndarray[Any, Any], source_ids: np.ndarray[Any, Any],
+                  sources: int) -> None:
+    """Write what readers search by besides the vectors: the source -> rows map and, at scale, the ANN graph."""
+    order, starts = source_map(folder, source_ids, sources)
+    np.save(folder / "source_rows.npy", order.astype(np.int32))
+    np.save(folder / "source_starts.npy", starts.astype(np.int64))
+    if len(vectors) >= ann.MIN_ROWS:  # built before the snapshot is published: readers never see it half-made
+        ann.build(vectors, folder / ann.FILE)
 
 
 def export_collection(client: QdrantClient, collection: str, data_dir: str | Path, info: dict[str, Any]) -> Path:
