@@ -62,6 +62,7 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
     total = int(client.count(collection).count)
     encoder = sparse.encoder(average_length) if hybrid else None
     vectors: np.ndarray[Any, Any] | None = None
+    extra: list[np.ndarray[Any, Any]] = []
     offsets, source_ids, sources, headings = [0], [], {}, []  # type: ignore[var-annotated]
     parts = []
     row, offset = 0, None
@@ -72,11 +73,15 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
             texts: list[tuple[int, str]] = []
             for point in points:
                 dense = np.asarray(_dense(point.vector), dtype=np.float32)
-                if vectors is None:
-                    vectors = np.zeros((total, len(dense)), dtype=np.float32)
-                if row >= len(vectors):  # grew since counted: one ingest writes at a time, so only by a race
-                    vectors = np.concatenate([vectors, np.zeros_like(vectors[:1])])
-                vectors[row] = dense / (float(np.linalg.norm(dense)) or 1.0)
+                if vectors is None:  # written into the snapshot's file as read: RAM holds a batch, not the index
+                    vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32,
+                                                        shape=(total, len(dense))) if total else \
+                        np.zeros((0, len(dense)), np.float32)
+                unit = dense / (float(np.linalg.norm(dense)) or 1.0)
+                if row < len(vectors):
+                    vectors[row] = unit
+                else:  # grew since counted: one ingest writes at a time, so only by a race
+                    extra.append(unit)
                 payload = point.payload or {}
                 metadata = payload.get("metadata") or {}
                 line = json.dumps({"id": point.id, "page_content": payload.get("page_content", ""),
@@ -96,8 +101,15 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
                 parts.extend(_posting(at, vec) for (at, _), vec in zip(texts, encoded, strict=True))
             if offset is None:
                 break
-    vectors = (vectors if vectors is not None else np.zeros((0, 0), np.float32))[:row]
-    np.save(folder / "vectors.npy", vectors)
+    if vectors is None or row != len(vectors) or not isinstance(vectors, np.memmap):
+        # No rows, or a count that changed while exporting: written again at the size read.
+        kept = np.zeros((0, 0), np.float32) if vectors is None else np.concatenate(
+            [np.asarray(vectors[:row]), *(e[None] for e in extra)])
+        del vectors  # a map of the file is closed before the file is replaced
+        np.save(folder / "vectors.npy", kept)
+    else:
+        vectors.flush()
+    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
     np.save(folder / "offsets.npy", np.asarray(offsets, dtype=np.int64))
     ids = np.asarray(source_ids, dtype=np.int32)
     np.save(folder / "source_ids.npy", ids)

@@ -21,6 +21,8 @@ SHARED = Path(os.environ.get("RAG_AGENT_SHARED") or next(
     (p / "shared" for p in HERE.parents if (p / "shared" / "eval").is_dir()), HERE.parents[3] / "shared"))
 TEXTBOOK = SHARED / "eval" / "textbook"
 SYNTHETIC = 8_000
+# The real embedder and the shared questions, as the other integration tests that read them.
+pytestmark = pytest.mark.skipif(not TEXTBOOK.is_dir(), reason=f"ANN recall tests read {TEXTBOOK}")
 
 
 def write_snapshot(folder: Path, vectors: np.ndarray[Any, Any], pages: int) -> embedded_index.Snapshot:
@@ -42,8 +44,6 @@ def write_snapshot(folder: Path, vectors: np.ndarray[Any, Any], pages: int) -> e
 @pytest.fixture(scope="module")
 def real() -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Return the MiniLM vectors of two textbook pages' chunks and of the real questions they answer."""
-    if not TEXTBOOK.is_dir():
-        pytest.fail(f"the shared evaluation sets are missing: {TEXTBOOK}")
     embeddings = get_embeddings("local/all-MiniLM-L6-v2")
     # Two pages (embedding more costs the test seconds each) and the questions they answer: their
     # nearest chunks stand out. (For a question answered nowhere in the index the "nearest" are
@@ -72,12 +72,13 @@ def snapshot(real: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]], tmp_path_f
     vectors = np.concatenate([chunks, synthetic])
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors[rng.permutation(len(vectors))]
-    original = ann.MIN_ROWS
-    ann.MIN_ROWS = 1_000  # the graph is built at this small size too
+    original = ann.MIN_ROWS, ann.THREADS
+    # The graph is built at this small size too, on one thread: the same graph on every run.
+    ann.MIN_ROWS, ann.THREADS = 1_000, 1
     try:
         return write_snapshot(tmp_path_factory.mktemp("ann") / "snap", vectors, pages=400)
     finally:
-        ann.MIN_ROWS = original
+        ann.MIN_ROWS, ann.THREADS = original
 
 
 def exact(snap: embedded_index.Snapshot, query: np.ndarray[Any, Any], k: int,
