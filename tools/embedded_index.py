@@ -244,8 +244,11 @@ def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int
             inside = np.zeros(snap.rows, dtype=bool)
             inside[admitted] = True
             matched &= inside
+        # Ranked among the matched rows only: one pass over the index instead of three at 1M chunks.
+        candidates = np.flatnonzero(matched)
+        by_keyword = candidates[_top(keyword[candidates], k, None)].tolist()
         # Qdrant's RRF, reimplemented: importing qdrant_client for it would cost most of a cold start.
-        rows = reciprocal_rank_fusion([rows, _top(keyword, k, matched)], k)
+        rows = reciprocal_rank_fusion([rows, by_keyword], k)
     # Cosine of the chosen rows only: as on a server, fused candidates come back best cosine first.
     cosine = snap.vectors[np.asarray(rows, dtype=np.int64)] @ query if rows else np.zeros(0, np.float32)
     ranked = sorted(zip(rows, cosine.tolist(), strict=True), key=lambda pair: -pair[1])
