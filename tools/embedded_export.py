@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tools import sparse
-from tools.embedded_index import CURRENT, root
+from tools import ann, sparse
+from tools.embedded_index import CURRENT, root, source_map
 from tools.vectorstore import SPARSE_VECTOR
 
 if TYPE_CHECKING:  # the caller brings the client; importing qdrant_client here would slow every cold turn
@@ -62,6 +62,7 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
     total = int(client.count(collection).count)
     encoder = sparse.encoder(average_length) if hybrid else None
     vectors: np.ndarray[Any, Any] | None = None
+    extra: list[np.ndarray[Any, Any]] = []
     offsets, source_ids, sources, headings = [0], [], {}, []  # type: ignore[var-annotated]
     parts = []
     row, offset = 0, None
@@ -72,11 +73,15 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
             texts: list[tuple[int, str]] = []
             for point in points:
                 dense = np.asarray(_dense(point.vector), dtype=np.float32)
-                if vectors is None:
-                    vectors = np.zeros((total, len(dense)), dtype=np.float32)
-                if row >= len(vectors):  # grew since counted: one ingest writes at a time, so only by a race
-                    vectors = np.concatenate([vectors, np.zeros_like(vectors[:1])])
-                vectors[row] = dense / (float(np.linalg.norm(dense)) or 1.0)
+                if vectors is None:  # written into the snapshot's file as read: RAM holds a batch, not the index
+                    vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32,
+                                                        shape=(total, len(dense))) if total else \
+                        np.zeros((0, len(dense)), np.float32)
+                unit = dense / (float(np.linalg.norm(dense)) or 1.0)
+                if row < len(vectors):
+                    vectors[row] = unit
+                else:  # grew since counted: one ingest writes at a time, so only by a race
+                    extra.append(unit)
                 payload = point.payload or {}
                 metadata = payload.get("metadata") or {}
                 line = json.dumps({"id": point.id, "page_content": payload.get("page_content", ""),
@@ -96,14 +101,34 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
                 parts.extend(_posting(at, vec) for (at, _), vec in zip(texts, encoded, strict=True))
             if offset is None:
                 break
-    np.save(folder / "vectors.npy", (vectors if vectors is not None else np.zeros((0, 0), np.float32))[:row])
+    if vectors is None or row != len(vectors) or not isinstance(vectors, np.memmap):
+        # No rows, or a count that changed while exporting: written again at the size read.
+        kept = np.zeros((0, 0), np.float32) if vectors is None else np.concatenate(
+            [np.asarray(vectors[:row]), *(e[None] for e in extra)])
+        del vectors  # a map of the file is closed before the file is replaced
+        np.save(folder / "vectors.npy", kept)
+    else:
+        vectors.flush()
+    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
     np.save(folder / "offsets.npy", np.asarray(offsets, dtype=np.int64))
-    np.save(folder / "source_ids.npy", np.asarray(source_ids, dtype=np.int32))
+    ids = np.asarray(source_ids, dtype=np.int32)
+    np.save(folder / "source_ids.npy", ids)
+    write_indexes(folder, vectors, ids, len(sources))
     (folder / "headings.json").write_text(json.dumps(headings, ensure_ascii=False))
     if hybrid:
         _postings(parts, folder)
     (folder / "meta.json").write_text(json.dumps({"sources": list(sources), "hybrid": hybrid, "rows": row}))
     return _publish(base, folder, name)
+
+
+def write_indexes(folder: Path, vectors: np.ndarray[Any, Any], source_ids: np.ndarray[Any, Any],
+                  sources: int) -> None:
+    """Write what readers search by besides the vectors: the source -> rows map and, at scale, the ANN graph."""
+    order, starts = source_map(folder, source_ids, sources)
+    np.save(folder / "source_rows.npy", order.astype(np.int32))
+    np.save(folder / "source_starts.npy", starts.astype(np.int64))
+    if len(vectors) >= ann.MIN_ROWS:  # built before the snapshot is published: readers never see it half-made
+        ann.build(vectors, folder / ann.FILE)
 
 
 def export_collection(client: QdrantClient, collection: str, data_dir: str | Path, info: dict[str, Any]) -> Path:
