@@ -40,10 +40,12 @@ def is_far_off(record: dict[str, Any], vocabulary: Collection[str] | None) -> bo
 
 
 def is_gap(record: dict[str, Any], vocabulary: Collection[str] | None = None) -> bool:
-    """Tell whether a turn shows a gap: a question refused for lack of content, or answered unsure."""
-    if record["status"] == "not_found":
-        return not is_far_off(record, vocabulary)
-    return bool(record["status"] == "grounded" and record.get("flagged"))
+    """Tell whether a turn shows a gap: a question about these docs refused for lack of content.
+
+    An answer given with low confidence is not a gap: its page often exists and the answer quoted the wrong
+    part of it, so it is listed under the possibly wrong answers, not among the pages to write.
+    """
+    return record["status"] == "not_found" and not is_far_off(record, vocabulary)
 
 
 def distinctive(questions: list[str]) -> list[str]:
@@ -154,8 +156,6 @@ def coverage_gaps(records: list[dict[str, Any]], embed: Embed, threshold: float 
     return [{
         "topic": name,
         "count": len(group),
-        "not_found": sum(r["status"] == "not_found" for r in group),
-        "low_confidence": sum(r["status"] == "grounded" for r in group),
         "examples": list(dict.fromkeys(asked))[:EXAMPLES],
         "turn_ids": [r["turn_id"] for r in group],
         "nearest_sections": _nearest(group),

@@ -108,7 +108,7 @@ def format_text(report: dict[str, Any], gaps: int = 10) -> str:
     feedback = report["feedback"]
     lines += ["", f"Feedback: {feedback['up']} up, {feedback['down']} down"]
     lines += [f"  - {f['question']}" + (f"  — “{f['comment']}”" if f["comment"] else "") for f in feedback["negative"]]
-    lines += ["", "Coverage gaps (unanswered or low-confidence questions, by topic):"]
+    lines += ["", "Coverage gaps (questions the docs could not answer, by topic):"]
     for group in report["coverage_gaps"][:gaps]:
         lines.append(f"  {group['count']:4}  {group['topic']}")
         lines += [f"          e.g. {q}" for q in group["examples"][:3]]

@@ -116,17 +116,17 @@ def _gaps(groups: list[dict[str, Any]]) -> str:
         nearest = "".join(f'<li>{_link(s.get("source_url"), s.get("title"))}</li>'
                           for s in group["nearest_sections"]) or "<li class='muted'>none</li>"
         cards.append(f'<div class="gap"><h3>{escape(group["topic"])} <span class="muted">— {group["count"]} '
-                     f'question(s): {group["not_found"]} not found, {group["low_confidence"]} low confidence</span>'
+                     f'question(s) not answered</span>'
                      f"</h3><b>Asked</b><ul>{examples}</ul>"
                      f"<b>Nearest sections the docs have</b><ul>{nearest}</ul></div>")
     singles = "".join(
-        f"<tr><td>{escape(g['examples'][0])}</td><td>{'not found' if g['not_found'] else 'low confidence'}</td>"
+        f"<tr><td>{escape(g['examples'][0])}</td>"
         f"<td>{escape(g['nearest_sections'][0]['title']) if g['nearest_sections'] else ''}</td></tr>"
         for g in groups if g["count"] == 1)
     if singles:
-        cards.append("<h3>Asked once</h3><table><tr><th>Question</th><th>Outcome</th><th>Nearest section</th></tr>"
+        cards.append("<h3>Asked once</h3><table><tr><th>Question</th><th>Nearest section</th></tr>"
                      f"{singles}</table>")
-    return "".join(cards) or '<p class="muted">No unanswered or low-confidence questions in this window.</p>'
+    return "".join(cards) or '<p class="muted">No unanswered questions in this window.</p>'
 
 
 def render(report: dict[str, Any], site_url: str = "") -> str:

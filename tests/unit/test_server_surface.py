@@ -266,7 +266,7 @@ def test_the_coverage_report_never_links_a_forged_script_url() -> None:
 
     forged = ["javascript:alert(document.cookie)", " JaVa\tScRiPt:alert(1)", "data:text/html,<script>x</script>",
               "vbscript:msgbox(1)"]
-    group = {"count": 2, "examples": ["q1", "q2"], "topic": "t", "not_found": 2, "low_confidence": 0,
+    group = {"count": 2, "examples": ["q1", "q2"], "topic": "t",
              "nearest_sections": [{"title": f"Forged {n}", "source_url": url} for n, url in enumerate(forged)]
              + [{"title": "Real", "source_url": 'https://docs.example.com/a"onmouseover="x'}]}
     page = _gaps([group])
