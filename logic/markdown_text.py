@@ -16,6 +16,9 @@ _TAG_LINE = re.compile(r"^\s*(?:</?[A-Za-z][^<>]*>\s*)+$")
 _ADMONITION = re.compile(r"^(\s*)(?:[!?]{3}\+?\s*[\w-]+(?:\s+[\w-]+)*|===)\s*(?:\"([^\"]*)\")?\s*$")
 # Reference-style links keep their text: `[text][ref]`, `[text][]`; their definitions (`[ref]: url`) go.
 _REF_LINK = re.compile(r"(?<![\]!\\])\[([^\]\[\n]+)\]\[[^\]\[\n]*\]")
+# A reference link whose text is one code span (API docs: [`model_construct()`][pydantic.main.BaseModel…]): the
+# span is its text. Matched on the whole line, since splitting at code spans would cut it in two.
+_REF_CODE_LINK = re.compile(r"(?<![\]!\\])\[(`[^`\n]+`)\]\[[^\]\[\n]*\]")
 _REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+.*$")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 # Fenced code blocks, quoted or indented ones too: comments and `![..](..)` in them are code.
@@ -71,5 +74,6 @@ def normalize_markdown(markdown: str) -> str:
         if _TAG_LINE.match(line) or _REF_DEFINITION.match(line):
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
             continue
+        line = _REF_CODE_LINK.sub(r"\1", line)
         out.append(_outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1"))
     return "\n".join(out)

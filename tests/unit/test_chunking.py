@@ -221,3 +221,11 @@ def test_docs_markup_is_normalised_before_chunking() -> None:
     assert "```toml\n[profile.release]\npanic = 'abort'\n```" in body
     assert "<gravity>0</gravity> <!-- Earth -->" in body  # code is kept as written
     assert "Read the list of extensions first." in body
+
+
+def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
+    page = ("# Models\n\nPydantic also provides the [`model_construct()`][pydantic.main.BaseModel.model_construct]\n"
+            "method, which creates models without validation. In code, `[a][b]` stays as written.\n")
+    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "models.md"))
+    assert "provides the `model_construct()`\nmethod" in body and "[pydantic.main" not in body
+    assert "`[a][b]`" in body
