@@ -7,6 +7,7 @@ import os
 import posixpath
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -125,6 +126,21 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
                   "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MALLOC_ARENA_MAX": "2"} | extra
 
 
+# Linux starts a forked child's peak RSS at its parent's current RSS and carries it across exec, so a CLI
+# spawned straight from a large test process (pytest after in-process tests: 700 MB) would report that size.
+# The CLI is forked from this small interpreter instead, which measures it with wait4 and reports the figure.
+_MEASURE = """
+import os, sys
+report, argv = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def run_cli(data_dir: Path, *args: str, timeout: float = 180.0, stdin: str | None = None,
             setup: Callable[[], None] | None = None, **env: str) -> Run:
     """Run `rag-agent` in a subprocess and measure it with wait4 (the peak RSS of that child alone)."""
@@ -134,24 +150,28 @@ def run_cli(data_dir: Path, *args: str, timeout: float = 180.0, stdin: str | Non
         if setup:
             setup()
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as given:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as given, \
+            tempfile.TemporaryDirectory() as scratch:
         given.write((stdin or "").encode())
         given.seek(0)
+        report = Path(scratch) / "usage"
         started = time.monotonic()
-        proc = subprocess.Popen([RAG_AGENT, *args], stdin=given, stdout=out, stderr=err,
-                                env=cli_env(data_dir, **env), preexec_fn=limits)  # noqa: PLW1509 - limits only
-        timer = threading.Timer(timeout, proc.kill)
+        # Its own session, so a timeout ends the measurer and the CLI together.
+        proc = subprocess.Popen([sys.executable, "-c", _MEASURE, str(report), RAG_AGENT, *args], stdin=given,
+                                stdout=out, stderr=err, env=cli_env(data_dir, **env), start_new_session=True,
+                                preexec_fn=limits)  # noqa: PLW1509 - limits only
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - started
+        code, maxrss = (int(v) for v in report.read_text().split()) if report.exists() else (proc.returncode, 0)
         out.seek(0)
         err.seek(0)
-        return Run(proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                   seconds, usage.ru_maxrss / 1024)
+        return Run(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                   seconds, maxrss / 1024)
 
 
 # Hidden text in documents (issue 23, point 5): what a hostile page hides from its readers but not from a model.

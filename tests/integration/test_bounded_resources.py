@@ -118,3 +118,13 @@ def test_a_huge_markdown_file_is_skipped_unread(tmp_path: Path) -> None:
     bounded(run, 120)
     assert run.returncode == 0, run.stderr
     assert "huge.md" in run.stderr and "not read" in run.stderr
+
+
+def test_the_peak_memory_measured_is_the_cli_s_own_not_the_test_process_s(tmp_path: Path) -> None:
+    # A test process grown large (in-process tests before this one) must not show up as the CLI's peak.
+    ballast = bytearray(700 * 2**20)
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page so it is resident
+    run = run_cli(tmp_path / "data", "--help")
+    assert run.returncode == 0 and "usage: rag-agent" in run.stdout
+    assert 0 < run.peak_mb < 300, run.peak_mb
+    del ballast
