@@ -46,6 +46,17 @@ _DROPPED = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "COHERE_API_KEY", "QDRANT_URL",
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+def require_langgraph() -> None:
+    """Skip the calling test when `langgraph dev` is not installed, saying so; in CI its absence is a failure."""
+    import pytest  # here, not at the top: benchmarks/load.py uses this module without pytest
+
+    if not LANGGRAPH.exists():
+        message = f"langgraph dev end-to-end tests need {LANGGRAPH} (install the `server` extra)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 def free_port() -> int:
     """Return a port that was free on 127.0.0.1 a moment ago."""
     with socket.socket() as sock:

@@ -45,11 +45,7 @@ def text_of(message: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[devserver.DevServer]:
-    if not devserver.LANGGRAPH.exists():
-        message = f"langgraph dev end-to-end tests need {devserver.LANGGRAPH} (install the `server` extra)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    devserver.require_langgraph()
     workdir = tmp_path_factory.mktemp("devserver")
     env = devserver.prepare(workdir, RAG_AGENT_API_KEYS=",".join(f"{u}:{t}" for u, t in KEYS.items()))
     running = devserver.start(workdir, env)

@@ -5,7 +5,6 @@ One server for the module, with owner-based auth on, driven through the real `la
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,11 +23,7 @@ CONTEXT = {"score_threshold": 0.2}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[devserver.DevServer]:
-    if not devserver.LANGGRAPH.exists():
-        message = f"langgraph dev end-to-end tests need {devserver.LANGGRAPH} (install the `server` extra)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    devserver.require_langgraph()
     workdir = tmp_path_factory.mktemp("edges")
     env = devserver.prepare(workdir, RAG_AGENT_API_KEYS=",".join(f"{u}:{t}" for u, t in KEYS.items()))
     running = devserver.start(workdir, env)

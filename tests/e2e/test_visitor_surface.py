@@ -5,7 +5,6 @@ One server for the module with named users (alice is an admin, bob is not) and t
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
 
@@ -25,11 +24,7 @@ IP_LIMIT = 40
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[devserver.DevServer]:
-    if not devserver.LANGGRAPH.exists():
-        message = f"langgraph dev end-to-end tests need {devserver.LANGGRAPH} (install the `server` extra)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    devserver.require_langgraph()
     workdir = tmp_path_factory.mktemp("surface")
     env = devserver.prepare(workdir, RAG_AGENT_API_KEYS=",".join(f"{u}:{t}" for u, t in KEYS.items()),
                             RAG_AGENT_ADMINS="alice", RAG_AGENT_RATE_LIMIT_IP=f"{IP_LIMIT}/600",
