@@ -7,7 +7,6 @@ holds across both (Redis), and the turn records of both land in one Postgres tha
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,29 +17,18 @@ import psycopg
 import pytest
 
 from tests.e2e import devserver
+from tests.integration.conftest import postgres_schema
 from tests.integration.test_redis_limits import require_redis
 
 pytestmark = pytest.mark.e2e
 
-POSTGRES = os.environ.get("RAG_AGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
     """A URL whose search_path is a schema of its own, dropped afterwards."""
-    try:
-        admin = psycopg.connect(POSTGRES, connect_timeout=3, autocommit=True)
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but Postgres at {POSTGRES} is unreachable: {exc}")
-        pytest.skip(f"shared-stack test skipped: no Postgres at {POSTGRES} (CI=true requires it)")
-    schema = f"rag_agent_stack_{uuid.uuid4().hex[:12]}"
-    admin.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{POSTGRES}?options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute(f"DROP SCHEMA {schema} CASCADE")
-        admin.close()
+    with postgres_schema("shared-stack test") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,10 @@ import rag_agent.threads
 from graph.context import Context
 from graph.state import State
 from logic import durations
-from rag_agent.checkpointers import redact
 from rag_agent.pg_checkpointer import PooledPostgresSaver, advisory_key
 from rag_agent.service import Agent
 from rag_agent.sessions import list_sessions
+from tests.integration.conftest import postgres_schema
 from tests.unit import conftest as unit
 from tools.settings import get_settings
 
@@ -31,27 +31,13 @@ hermetic, data_dir, make_context = unit.hermetic, unit.data_dir, unit.make_conte
 
 pytestmark = pytest.mark.integration
 
-SERVER = os.environ.get("RAG_AGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
     """A URL whose search_path is a schema unique to this run, dropped afterwards."""
-    try:
-        admin = psycopg.connect(SERVER, connect_timeout=3, autocommit=True)
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but Postgres at {redact(SERVER)} is unreachable: {exc}")
-        pytest.skip(f"Postgres checkpointer tests skipped: no server at {redact(SERVER)} "
-                    f"(set RAG_AGENT_TEST_POSTGRES_URL, or CI=true to require it)")
-    schema = f"rag_agent_test_{uuid.uuid4().hex[:12]}"
-    admin.execute(f"CREATE SCHEMA {schema}")
-    sep = "&" if "?" in SERVER else "?"
-    try:
-        yield f"{SERVER}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute(f"DROP SCHEMA {schema} CASCADE")
-        admin.close()
+    with postgres_schema("Postgres checkpointer tests") as url:
+        yield url
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import uuid
@@ -16,12 +15,10 @@ import psycopg
 import pytest
 
 from graph.context import Context
-from rag_agent.checkpointers import redact
 from rag_agent.service import Agent
-from tests.integration.conftest import RAG_AGENT, SHARED, cli_env
+from tests.integration.conftest import RAG_AGENT, SHARED, cli_env, postgres_schema
 
 pytestmark = pytest.mark.integration
-SERVER = os.environ.get("RAG_AGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TEXTBOOK = SHARED / "textbook"
 # Repeated traffic: the same missing topic asked in other words (the near-miss set has one of each).
 FAMILIES = {
@@ -80,19 +77,8 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield str(tmp_path / "conversations.sqlite")
         return
-    try:
-        admin = psycopg.connect(SERVER, connect_timeout=3, autocommit=True)
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but Postgres at {redact(SERVER)} is unreachable: {exc}")
-        pytest.skip(f"Postgres report test skipped: no server at {redact(SERVER)} (set RAG_AGENT_TEST_POSTGRES_URL)")
-    schema = f"rag_agent_report_{uuid.uuid4().hex[:12]}"
-    admin.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{SERVER}{'&' if '?' in SERVER else '?'}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute(f"DROP SCHEMA {schema} CASCADE")
-        admin.close()
+    with postgres_schema("Postgres report test") as url:
+        yield url
 
 
 def stored_text(url: str) -> str:
