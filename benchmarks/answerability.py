@@ -173,7 +173,7 @@ def per_kind(rows: list[dict[str, Any]], weights: list[float], threshold: float,
     counts: dict[str, list[int]] = {}
     for row in rows:
         x = weights[0] + sum(w * row["features"][f] for w, f in zip(weights[1:], names, strict=True))
-        p = answerability._sigmoid(x) * (answerability.PRICE_MISSING_FACTOR if row["features"].get("price_missing")
+        p = answerability._sigmoid(x) * (answerability.TYPE_MISSING_FACTOR if row["features"].get("type_missing")
                                          else 1.0)
         cell = counts.setdefault(row["kind"], [0, 0])
         cell[0] += (p >= threshold) == bool(row["label"])
@@ -233,7 +233,9 @@ def report(rows: list[dict[str, Any]], weights: list[float], threshold: float) -
     table: dict[str, dict[str, Any]] = {}
     for row in rows:
         x = sum(w * row["features"][f] for w, f in zip(weights[1:], FITTED, strict=True))
-        passed = answerability._sigmoid(weights[0] + x) >= threshold
+        # As the gate scores: the asked-type rule scales the fitted probability (logic/answerability.py).
+        factor = answerability.TYPE_MISSING_FACTOR if row["features"].get("type_missing") else 1.0
+        passed = answerability._sigmoid(weights[0] + x) * factor >= threshold
         entry = table.setdefault(row["set"], {"answered_answerable": [0, 0], "refused_unanswerable": [0, 0]})
         key = "answered_answerable" if row["label"] else "refused_unanswerable"
         entry[key][0] += passed if row["label"] else not passed

@@ -81,7 +81,7 @@ def passes(row: dict[str, Any], hinge: float, weight: float, continues: float) -
     """Tell whether a final question clears the shipped threshold with this conversation term."""
     term = max(0.0, hinge - row["with_conversation"]) if row["continues"] >= continues else 0.0
     p = 1 / (1 + math.exp(-(_logit(row) - weight * term)))
-    return p * (answerability.PRICE_MISSING_FACTOR if row["features"].get("price_missing") else 1.0) \
+    return p * (answerability.TYPE_MISSING_FACTOR if row["features"].get("type_missing") else 1.0) \
         >= answerability.THRESHOLD
 
 

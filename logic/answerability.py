@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from logic import asked_type
 from logic.lexical import Lexicon, matches, terms
 from logic.masking import EMAIL, KEY_LIKE
 from logic.types import Chunk
@@ -35,18 +36,10 @@ CONTINUES_AT = 0.15
 CONTEXT_TURNS = 2
 # The balanced-accuracy threshold on the training part (flat from 0.2 to 0.3), for the bundled embedder.
 THRESHOLD = 0.25
-# "What does X cost?" is the commonest near miss: the docs name the product, not its price. Such a question is
-# answerable only where the best sections state a price (an amount with a currency, or that it is free);
-# a rule, not a fitted weight: price questions are too rare in the public sets to fit one (1% of SQuAD).
-# Only a question asking for the amount: "can the fee be waived?" is about a fee, not its price.
-_ASKS_PRICE = re.compile(r"\bhow much\b[^?.!]*\b(?:cost|costs|charge|charges|pay|fee|fees|price)\b"
-                         r"|\bwhat does\b[^?.!]*\bcost\b|\bcosts?\s+per\s+\w+|\bprice of\b|\bpricing\b"
-                         r"|\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:price|prices|cost|costs|fee|fees)\b"
-                         r"|\bhow (?:expensive|cheap)\b", re.IGNORECASE)
-_STATES_PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euros?|cents?)\b"
-                           r"|\b(?:free|no cost|no charge|open[- ]source)\b", re.IGNORECASE)
-# A price question whose sections state none keeps this share of its fitted probability.
-PRICE_MISSING_FACTOR = 0.1
+# A question asking for an amount, a time or a price whose sections state none (logic/asked_type.py) keeps this share
+# of its fitted probability: a rule, not a fitted weight, since such questions are too rare in the public sets to
+# fit one (1% of SQuAD).
+TYPE_MISSING_FACTOR = 0.1
 # A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
 # (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
@@ -126,7 +119,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
-    - price_missing: 1 when the question asks what something costs and none of the best sections states a price.
+    - type_missing: 1 when the question asks for an amount, a time or a price and no line of the best sections
+      states one next to what is asked about ("How many maintainers…?" against a list of names).
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
     query = EMAIL.sub(" ", KEY_LIKE.sub(" ", query))
@@ -148,17 +142,17 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
-    price_missing = bool(_ASKS_PRICE.search(query)) and not any(_STATES_PRICE.search(section_text(c)) for c in top)
+    type_missing = asked_type.missing(query, [section_text(c) for c in top])
     drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
     return {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
             "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),
-            "off_topic": round(drift, 4), "price_missing": float(price_missing)}
+            "off_topic": round(drift, 4), "type_missing": float(type_missing)}
 
 
 def gate_score(values: dict[str, float]) -> float:
     """Return the fitted probability that the best sections answer the question."""
     x = INTERCEPT + sum(WEIGHTS[name] * values[name] for name in FEATURES)
-    return round(_sigmoid(x) * (PRICE_MISSING_FACTOR if values.get("price_missing") else 1.0), 4)
+    return round(_sigmoid(x) * (TYPE_MISSING_FACTOR if values.get("type_missing") else 1.0), 4)
 
 
 def _sigmoid(x: float) -> float:

@@ -1,0 +1,131 @@
+"""The kind of value a question asks for (an amount, a time, a price) and whether a section states one.
+
+"How many maintainers…?", "When is 3.0 released?" and "How much does the hosted plan cost?" are the
+commonest near misses on a docs site: the docs name the product, never the count, the date or the price.
+Such a question is answerable only where a line of the best sections states a value of the asked kind
+next to a word of the question. Classic question answering's expected answer type; English only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from logic.lexical import STOPWORDS, matches, terms
+
+PRICE, AMOUNT, TIME = "price", "amount", "time"
+# Price first: "how much does X cost" asks for a price, which an amount alone does not state.
+_ASKS = {
+    PRICE: re.compile(r"\bhow much\b[^?.!]*\b(?:cost|costs|charge|charges|pay|fee|fees|price)\b"
+                      r"|\bwhat does\b[^?.!]*\bcost\b|\bcosts?\s+per\s+\w+|\bprice of\b|\bpricing\b"
+                      r"|\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:price|prices|cost|costs|fee|fees)\b"
+                      r"|\bhow (?:expensive|cheap)\b", re.IGNORECASE),
+    AMOUNT: re.compile(r"\bhow (?:many|much|long|often|fast|big|large|small|far|old)\b"
+                       r"|\bwhat(?:'s|\s+is|\s+are)?\s+the\s+(?:maximum|minimum|max|min|default|total|average)\s+"
+                       r"(?:\w+\s+){0,2}(?:number|size|count|length|limit|amount|percentage|rate)\b"
+                       r"|\bwhat percentage\b", re.IGNORECASE),
+    TIME: re.compile(r"\b(?:in\s+)?(?:what|which)\s+(?:year|date|month)\b"
+                     r"|\bwhen\s+(?:is|was|will|were|did|does)\b[^?!]*\b(?P<event>released?|releasing|created|"
+                     r"invented|founded|introduced|launched|published|announced|expected|coming|shipped|scheduled|"
+                     r"planned|due)\b", re.IGNORECASE),
+}
+# A number standing for itself: not part of a name (i32, V2), a version (1.4.0), a link or a cross-reference
+# ("Listing 8-1", "Chapter 3"); with its unit or range if it has one (5-20 Hz, 300%, 1.5ms, 3.45x).
+_REFERENCE = re.compile(r"\b(?:listing|chapter|figure|fig|section|table|step|line|page|issue|example|version|v)"
+                        r"\.?\s*$", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.\-/#@$€£¥])\d[\d,_]*(?:\.\d+)?(?!\.\d)(?![A-Za-z_]\w*[A-Za-z_])")
+_NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                          r"forty|fifty|hundreds?|thousands?|millions?|billions?|dozens?|twice)\b", re.IGNORECASE)
+_PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euros?|cents?)\b"
+                    r"|\b(?:free|no cost|no charge|open[- ]source)\b", re.IGNORECASE)
+_TIME = re.compile(r"\b(?:1[0-9]|20)\d\d(?:s\b|\b(?![.\-]\d\d?\b(?![-/])))|\b\d{4}-\d\d-\d\d\b"
+                   r"|\b\d{1,2}(?:st|nd|rd|th)[\s-]+centur(?:y|ies)\b"
+                   r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b")
+_LINK = re.compile(r"\]\([^)]*\)|<?https?://\S+")
+# In code, only a value given to a name counts (`max_particles: 2000`, `timeout=30`): printed output and
+# indices ("hi number 1 from the thread") state nothing.
+_SETTING = re.compile(r"[\w\-\"']+\s*[:=]\s*[\"']?\d")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+# Words that join a noun phrase rather than end it ("graph and network problems", "bytes of memory").
+_JOINERS = frozenset({"and", "or", "of"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def asked(question: str) -> str | None:
+    """Return the kind of value the question asks for, or None when it asks for none in particular."""
+    return next((kind for kind, pattern in _ASKS.items() if pattern.search(question)), None)
+
+
+def _lines(text: str) -> Iterable[tuple[str, bool]]:
+    """Yield each sentence of prose and each line of code, telling which is code."""
+    code = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            code = not code
+        elif code:
+            yield line, True
+        else:
+            yield from ((sentence, False) for sentence in _SENTENCE_END.split(line) if sentence.strip())
+
+
+def _numbers(line: str, own: set[str]) -> bool:
+    """Tell whether a line states an amount the question does not already give."""
+    for match in _NUMBER.finditer(line):
+        if match.group(0) not in own and not _REFERENCE.search(line[:match.start()]):
+            return True
+    return bool(_NUMBER_WORD.search(line))
+
+
+def _states(kind: str, line: str, code: bool, own: set[str]) -> bool:
+    """Tell whether one line states a value of the asked kind."""
+    if code and not _SETTING.search(line):
+        return False
+    if kind == PRICE:
+        return bool(_PRICE.search(line))
+    if kind == TIME:
+        return any(m.group(0) not in own for m in _TIME.finditer(line))
+    return _numbers(line, own)
+
+
+def _counted(rest: str) -> str:
+    """Return the noun phrase after "how many" / "how much": the words up to the verb or punctuation."""
+    kept = []
+    for word in re.findall(r"[\w'-]+|[^\w\s]", rest)[:6]:
+        if not re.match(r"\w", word) or (word.lower() in STOPWORDS and word.lower() not in _JOINERS):
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def focus(question: str, kind: str) -> list[str]:
+    """Return the words a stated value must stand next to: what is counted, or the event dated.
+
+    "How many core maintainers does X have?" is answered by a line counting maintainers, not by any
+    line with a number that names X (the product a docs site names everywhere).
+    """
+    match = _ASKS[kind].search(question)
+    words: list[str] = []
+    if match and kind == AMOUNT and match.group(0).lower().startswith(("how many", "how much")):
+        words = terms(_counted(question[match.end():]))
+    elif match and kind == TIME and match.group("event"):
+        words = terms(match.group("event"))
+    return words or terms(question)
+
+
+def missing(question: str, sections: Iterable[str]) -> bool:
+    """Tell whether the question asks for a kind of value that no line of the sections states next to its words."""
+    kind = asked(question)
+    if kind is None:
+        return False
+    own = set(re.findall(r"\d[\d,_.]*", question))
+    counted, words = focus(question, kind), set(terms(question))
+    for text in sections:
+        for line, code in _lines(_LINK.sub(" ", text)):
+            if not _states(kind, line, code, own):
+                continue
+            lowered = line.lower()
+            # Next to what is counted or dated, or to two of the question's words ("the recommended 60 minutes
+            # a day" answers "how much activity a day is recommended"): one word alone may be the product's name.
+            if any(matches(w, lowered) for w in counted) or sum(matches(w, lowered) for w in words) >= 2:
+                return False
+    return True

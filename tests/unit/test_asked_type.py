@@ -1,0 +1,58 @@
+"""A question asking for an amount, a time or a price is answerable only where a section states one."""
+
+from __future__ import annotations
+
+import pytest
+
+from logic.asked_type import AMOUNT, PRICE, TIME, asked, missing
+
+MAINTAINERS = ("# Maintainers\n\nThese are the current maintainers of the Acme repository:\n\n"
+               "- Ada Lovelace\n- Alan Turing\n")
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many core maintainers does Acme have?", AMOUNT),
+    ("What's the default stack size of a worker?", AMOUNT),
+    ("How often should the sensors publish?", AMOUNT),
+    ("When is Acme 3.0 expected to be released?", TIME),
+    ("In what year was Acme first released?", TIME),
+    ("How much does the hosted plan cost per month?", PRICE),
+    ("How do I enable HTTP/2?", None),
+    ("When should I use a pool?", None),  # a condition, not a date
+])
+def test_the_kind_of_value_asked_for(question: str, kind: str | None) -> None:
+    assert asked(question) == kind
+
+
+def test_a_count_is_missing_from_a_list_of_names_and_stated_by_a_sentence_that_counts() -> None:
+    question = "How many core maintainers does Acme have?"
+    assert missing(question, [MAINTAINERS])
+    assert not missing(question, ["Acme has five core maintainers and many contributors."])
+    assert not missing(question, ["Acme is run by 5 core maintainers."])
+
+
+def test_a_number_next_to_the_product_name_only_is_not_a_count_of_what_is_asked() -> None:
+    # Every page names the product: a version or an issue link next to it counts nothing.
+    sections = ["Acme 2.4 fixes [a bug](https://github.com/acme/acme/issues/9992) in Acme's parser.",
+                "In Listing 8-1, Acme builds the parser."]
+    assert missing("How many GitHub stars does Acme have?", sections)
+
+
+def test_in_code_only_a_value_given_to_a_setting_counts() -> None:
+    question = "How many particles does the localizer use?"
+    assert not missing(question, ["Localizer settings:\n\n```yaml\nlocalizer:\n  max_particles: 2000\n```\n"])
+    printed = "Run it:\n\n```text\nparticles left: none\nhi number 1 from the particles thread!\n```\n"
+    assert missing(question, [printed])
+
+
+def test_a_release_date_must_be_stated_and_not_only_a_version() -> None:
+    question = "When is Acme 3.0 expected to be released?"
+    assert missing(question, ["Acme 3.0 will merge the core package; breaking changes will be released with care."])
+    assert not missing(question, ["Acme 3.0 is expected to be released in March, after the beta."])
+
+
+def test_a_price_is_stated_by_an_amount_or_by_free() -> None:
+    question = "How much does the hosted plan cost per month?"
+    assert missing(question, ["The hosted plan adds dashboards and alerts to your project."])
+    assert not missing(question, ["The hosted plan costs $20 per month per seat."])
+    assert not missing(question, ["The hosted plan is free for open-source projects."])
