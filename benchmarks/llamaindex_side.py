@@ -148,9 +148,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             figures[f"{group} {side} p95 ms"] = p95(times) * 1000
         figures[f"{group} ratio of p50"] = ratio_of_medians(ours, theirs)
         figures[f"{group} paired ratio"] = median_ratio(ours, theirs)
+        ratios = f"{figures[f'{group} ratio of p50']:.2f}x, paired {figures[f'{group} paired ratio']:.2f}x"
         print(f"{group:>9} ({len(picked):>3} turns): agent p50 {ms(statistics.median(ours))} ms p95 {ms(p95(ours))} ms"
-              f" | LlamaIndex p50 {ms(statistics.median(theirs))} ms p95 {ms(p95(theirs))} ms"
-              f" | ratio of p50 {figures[f'{group} ratio of p50']:.2f}x, paired {figures[f'{group} paired ratio']:.2f}x")
+              f" | LlamaIndex p50 {ms(statistics.median(theirs))} ms p95 {ms(p95(theirs))} ms | ratio of p50 {ratios}")
     print(f"agent / LlamaIndex (p50): {verdict(figures['all ratio of p50'], GOAL)}")
     return figures
 
