@@ -113,7 +113,8 @@ def write(folder: Path, embeddings: Embeddings, model: str, previous: Path | Non
             nonlocal embedded
             if not pending:
                 return
-            found = old.get([k for k, _ in pending]) if old is not None else [None] * len(pending)
+            found: list[np.ndarray[Any, Any] | None] = (
+                old.get([k for k, _ in pending]) if old is not None else [None] * len(pending))
             missing = [i for i, vector in enumerate(found) if vector is None]
             fresh = embeddings.embed_documents([pending[i][1] for i in missing]) if missing else []
             for i, vector in zip(missing, fresh, strict=True):
@@ -168,7 +169,8 @@ def cosines(embeddings: Embeddings, store: Store | None, query: str, texts: list
     if not texts:
         return []
     query_vector = np.asarray(embeddings.embed_query(query), dtype=np.float32)
-    found = store.get([key(t) for t in texts]) if store is not None else [None] * len(texts)
+    found: list[np.ndarray[Any, Any] | None] = (
+        store.get([key(t) for t in texts]) if store is not None else [None] * len(texts))
     missing = [i for i, vector in enumerate(found) if vector is None]
     for i, vector in zip(missing, embeddings.embed_documents([texts[i] for i in missing]) if missing else [],
                          strict=True):
