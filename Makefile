@@ -12,7 +12,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 
-.PHONY: install lock demo test test-unit lint dev clean widget
+.PHONY: install lock demo test test-unit lint dev clean widget bench-env
 
 UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
 
@@ -68,8 +68,18 @@ dev: $(STAMP)
 	echo "Demo page (the docs with the chat widget): http://127.0.0.1:$$port/demo/"; \
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $$port
 
+# The benchmarks' own venv: the project as locked plus what they compare against (benchmarks/llamaindex_side.py),
+# never part of the product's install. llama-index-core is pinned; requirements.lock constrains what they share.
+BENCH_VENV := .venv-bench
+LLAMA_INDEX_CORE := llama-index-core==0.14.25
+bench-env: $(STAMP)
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --require-hashes -r requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --no-deps -e .
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python -c requirements.lock '$(LLAMA_INDEX_CORE)'
+
 clean:
-	rm -rf $(VENV) .rag-agent .langgraph_api
+	rm -rf $(VENV) $(BENCH_VENV) .rag-agent .langgraph_api
 
 # Rebuild rag_agent/server/web/static/rag-agent.js from widget/src (needs node and npm; the built file is committed,
 # so nothing else needs them). `npm ci` installs exactly widget/package-lock.json.

@@ -32,7 +32,6 @@ from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
 from logic.not_found import sections
 from logic.notes import after, before
-from logic.selection import cosine
 from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
 from nodes.message_stream import MessageStream
@@ -45,8 +44,10 @@ from tools.chat import (
     classify_failure,
     load_client,
 )
+from tools.embedded_index import passage_vectors
 from tools.embeddings import get_embeddings, resolve_name
 from tools.lexicon_store import load as load_lexicon
+from tools.sentence_store import cosines
 from tools.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,13 @@ def _similarity(ctx: Context) -> Callable[[str, list[str]], list[float]] | None:
     if not name.startswith("local/"):  # Cohere would be a paid call per answer; a hash embedder knows no meaning
         return None
     embeddings = get_embeddings(name)
+    settings = get_settings()
+    # Ingest stored the passages' vectors with the snapshot (tools/sentence_store.py): a turn embeds only what
+    # it lacks. The query's vector is retrieve's, which the embedder keeps. A Qdrant server has no snapshot.
+    store = None if settings.qdrant_url else passage_vectors(settings.data_dir, ctx.collection, name)
 
     def similarity(query: str, texts: list[str]) -> list[float]:
-        vectors = embeddings.embed_documents([query, *texts])
-        return [cosine(vectors[0], v) for v in vectors[1:]]
+        return cosines(embeddings, store, query, texts)
     return similarity
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tools import ann, sparse
+from tools import ann, sentence_store, sparse
 from tools.embedded_index import CURRENT, root, source_map
 from tools.vectorstore import SPARSE_VECTOR
 
@@ -48,11 +48,13 @@ def _postings(parts: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.n
 
 
 def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybrid: bool,
-           average_length: float = sparse.DEFAULT_AVERAGE_LENGTH, stored_sparse: bool = False) -> Path:
+           average_length: float = sparse.DEFAULT_AVERAGE_LENGTH, stored_sparse: bool = False,
+           embedding_model: str = "") -> Path:
     """Write the collection's vectors, payloads and (hybrid) BM25 postings to a new snapshot and make it current.
 
     With `stored_sparse`, the BM25 vectors ingest stored with each point are reused; a point without
     one (or every point, without the flag: an index from the earlier encoder) is encoded from its text.
+    With the bundled `embedding_model`, the extractive answerer's passage vectors are written too.
     """
     base = root(data_dir, collection)
     base.mkdir(parents=True, exist_ok=True)
@@ -117,6 +119,7 @@ def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybri
     (folder / "headings.json").write_text(json.dumps(headings, ensure_ascii=False))
     if hybrid:
         _postings(parts, folder)
+    sentence_store.write_for(folder, embedding_model, base / CURRENT)  # the answerer's passage vectors
     (folder / "meta.json").write_text(json.dumps({"sources": list(sources), "hybrid": hybrid, "rows": row}))
     return _publish(base, folder, name)
 
@@ -135,7 +138,8 @@ def export_collection(client: QdrantClient, collection: str, data_dir: str | Pat
     """Export a collection as its manifest entry describes it (mode, BM25 length and encoder)."""
     return export(client, collection, data_dir, hybrid=info.get("retrieval") == "hybrid",
                   average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
-                  stored_sparse=info.get("sparse") == sparse.ENCODING)
+                  stored_sparse=info.get("sparse") == sparse.ENCODING,
+                  embedding_model=str(info.get("embedding_model") or ""))
 
 
 def _publish(base: Path, folder: Path, name: str) -> Path:

@@ -22,7 +22,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from logic.fusion import reciprocal_rank_fusion
-from tools import ann
+from tools import ann, sentence_store
 
 FOLDER = "embedded"
 CURRENT = "CURRENT"
@@ -61,6 +61,7 @@ class Snapshot:
     _headings: list[list[str]] | None = field(default=None, repr=False)
     _source_ids_by_name: dict[str, int] | None = field(default=None, repr=False)
     _by_source: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = field(default=None, repr=False)
+    _passages: dict[str, sentence_store.Store | None] = field(default_factory=dict, repr=False)
 
     @property
     def rows(self) -> int:
@@ -124,6 +125,12 @@ class Snapshot:
         rows.sort()
         return rows
 
+    def passage_vectors(self, model: str) -> sentence_store.Store | None:
+        """Return the extractive answerer's passage vectors ingest stored for `model` (None: none stored)."""
+        if model not in self._passages:  # opened on the first offline answer: a header read per file
+            self._passages[model] = sentence_store.open_store(self.folder, model)
+        return self._passages[model]
+
     def keyword_scores(self, query_terms: list[int]) -> np.ndarray[Any, Any]:
         """Score every row by BM25: the stored saturated term frequencies times Qdrant's IDF."""
         scores = np.zeros(self.rows, dtype=np.float32)
@@ -181,6 +188,15 @@ def current(data_dir: str | Path, collection: str) -> Snapshot | None:
         if cached is None or cached[0] != name:
             _open[base] = (name, load(base / name))
         return _open[base][1]
+
+
+def passage_vectors(data_dir: str | Path, collection: str, model: str) -> sentence_store.Store | None:
+    """Return the current snapshot's passage vectors for `model`, or None (no snapshot, none stored, unreadable)."""
+    try:
+        snap = current(data_dir, collection)
+        return snap.passage_vectors(model) if snap is not None else None
+    except (OSError, ValueError, KeyError):  # a damaged store costs speed (passages embedded per turn), not answers
+        return None
 
 
 # A filter admitting at most this many rows is searched exactly over just those rows: cheaper than

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,9 @@ MAX_TOKENS = 256
 BATCH_SIZE = 32
 # Threads per embedding call; unset or 0 lets ONNX Runtime use one per core.
 THREADS_ENV = "RAG_AGENT_EMBEDDER_THREADS"
+# Queries remembered: a turn asks for its question's vector up to three times (search, the answerer's
+# cosines, the next turn's conversation check), and a few hundred questions cost ~0.5 MB.
+QUERY_CACHE = 256
 
 
 class OnnxMiniLM(Embeddings):
@@ -34,6 +39,8 @@ class OnnxMiniLM(Embeddings):
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         # Pad to the longest text of a batch, not the file's fixed 128: short queries stay cheap.
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._queries_lock = threading.Lock()
 
     def _batch(self, texts: list[str]) -> list[list[float]]:
         """Embed one batch of texts."""
@@ -61,8 +68,18 @@ class OnnxMiniLM(Embeddings):
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        """Embed a query."""
-        return self._batch([text])[0]
+        """Embed a query; the last few hundred are remembered, so a turn embeds its question once."""
+        with self._queries_lock:
+            known = self._queries.get(text)
+            if known is not None:
+                self._queries.move_to_end(text)
+                return list(known)
+        vector = self._batch([text])[0]
+        with self._queries_lock:
+            self._queries[text] = tuple(vector)
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
 
 
 def load() -> OnnxMiniLM:

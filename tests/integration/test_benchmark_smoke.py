@@ -39,7 +39,21 @@ def test_scale(tmp_path: Path) -> None:
 
 def test_warm_turn(tmp_path: Path) -> None:
     out = run("warm_turn.py", "--smoke", "--data-dir", str(tmp_path / "data"))
-    assert "agent sync / pipeline:" in out and "agent async / pipeline:" in out
+    assert "agent sync / agent exit:" in out and "agent async / agent exit:" in out
+
+
+BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+
+
+@pytest.mark.skipif(not BENCH_PYTHON.exists(), reason="LlamaIndex lives in the benchmark venv: make bench-env")
+def test_llamaindex_side(tmp_path: Path) -> None:
+    done = subprocess.run([str(BENCH_PYTHON), "-m", "benchmarks.llamaindex_side", "--smoke", "--data-dir",
+                           str(tmp_path / "data")], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**{k: v for k, v in os.environ.items()
+                                  if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "QDRANT_URL"},
+                               "HF_HUB_OFFLINE": "1", "LANGSMITH_TRACING": "false"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "agent / LlamaIndex (p50):" in done.stdout and "all (  6 turns)" in done.stdout
 
 
 
