@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qdrant_client import QdrantClient
 
 from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, page_html
@@ -80,14 +81,14 @@ def test_interrupted_run_leaves_a_usable_index_and_the_next_run_completes_it(tmp
     assert sorted(pid for pid, _ in payloads(data)) == sorted(pid for pid, _ in payloads(clean))
 
 
-def test_local_mode_warns_past_its_comfortable_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ingest_module, "LOCAL_MODE_LIMIT", 3)
+def test_embedded_store_warns_past_its_comfortable_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ingest_module, "EMBEDDED_LIMIT", 3)
     report = run(make_folder(tmp_path / "docs"), tmp_path / "data", HashEmbeddings(256))
     assert report.warnings and "QDRANT_URL" in report.warnings[0]
 
 
 def test_server_mode_indexes_source_and_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    local = vectorstore.open_client(tmp_path / "data")
+    local = QdrantClient(":memory:")  # stands in for the server
     indexed: list[str] = []
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # never contacted: the client is replaced below
     monkeypatch.setattr(vectorstore, "open_client", lambda _, **_kw: local)
