@@ -116,23 +116,24 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
     encoder = _sparse_encoder(info, counted()) if changed else None
     if len(counts) < len(changed):  # no length to measure: count the chunks alone
         counts.update({s: len(chunked(s)) for s in changed if s not in counts})
-    total, done_docs, started, saved = sum(counts.values()), 0, time.perf_counter(), time.monotonic()
+    total = sum(counts.values())
+    done_docs, started, saved = 0, time.perf_counter(), time.monotonic()
     with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:
         for batch in _batches(changed, counts, settings.batch_size):
             if not store.atomic_batches:  # a batch the server may store in part: cleaned like an update next run
                 info["pending"] = batch
                 manifest.save(data_dir, data)
             chunks = {s: chunked(s) for s in batch}
-            pairs = [to_document(c, found.docs[s][0]) for s in batch for c in chunks[s]]
-            store.write(batch, _points(pairs, embeddings, encoder, settings.batch_size),
-                        [s for s in batch if s in dirty])
-            for source in batch:
-                info["documents"][source] = hashes[source]
-                # The headings a `section` filter can name, checked before any search.
-                headings = {h for c in chunks[source] for h in c.heading_hierarchy}
-                info.setdefault("sections", {})[source] = sorted(headings)
-                empty = set(info.get("empty", [])) - {source} | ({source} if not chunks[source] else set())
-                info["empty"] = sorted(empty)
+            try:
+                pairs = [to_document(c, found.docs[s][0]) for s in batch for c in chunks[s]]
+                store.write(batch, _points(pairs, embeddings, encoder, settings.batch_size),
+                            [s for s in batch if s in dirty])
+            except BaseException:
+                if store.atomic_batches:  # an interrupted run (Ctrl-C, an error) keeps the pages it finished
+                    store.flush()
+                    manifest.save(data_dir, data)
+                raise
+            _record(info, batch, chunks, hashes)
             if store.atomic_batches and time.monotonic() - saved >= SAVE_EVERY:
                 # The manifest is rewritten whole: once a batch it would cost more than the batch at 1M chunks.
                 store.flush()  # durable before the manifest records the pages
@@ -140,9 +141,20 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
                 saved = time.monotonic()
             done_docs += len(batch)
             bar.update(sum(len(chunks[s]) for s in batch))
-            rate = done_docs / max(time.perf_counter() - started, 1e-9)
-            bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, {rate:.1f} docs/s")
+            bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, "
+                                f"{done_docs / max(time.perf_counter() - started, 1e-9):.1f} docs/s")
     store.flush()
     info["pending"] = []
     manifest.save(data_dir, data)
     return total
+
+
+def _record(info: dict[str, Any], batch: list[str], chunks: dict[str, list[Passage]], hashes: dict[str, str]) -> None:
+    """Record a stored batch's pages in the manifest entry: their hashes, headings and emptiness."""
+    for source in batch:
+        info["documents"][source] = hashes[source]
+        # The headings a `section` filter can name, checked before any search.
+        headings = {h for c in chunks[source] for h in c.heading_hierarchy}
+        info.setdefault("sections", {})[source] = sorted(headings)
+        empty = set(info.get("empty", [])) - {source} | ({source} if not chunks[source] else set())
+        info["empty"] = sorted(empty)
