@@ -35,7 +35,7 @@ class NpyWriter:
 
     def write(self, block: np.ndarray[Any, Any]) -> None:
         """Append rows."""
-        self.handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
+        staging.write_to(self.handle, np.ascontiguousarray(block, dtype=self.dtype).tobytes())
         self.rows += len(block)
 
     def close(self) -> None:
@@ -67,13 +67,15 @@ class SnapshotWriter:
     def add(self, vectors: np.ndarray[Any, Any], lines: list[bytes]) -> None:
         """Append rows: their unit vectors and payload lines (the source and headings are read from the line)."""
         ids = np.empty(len(lines), np.int32)
+        headings = []
         for i, line in enumerate(lines):
             metadata = json.loads(line).get("metadata") or {}
             ids[i] = self.sources.setdefault(str(metadata.get("source", "")), len(self.sources))
-            headings = json.dumps(list(metadata.get("heading_hierarchy") or []), ensure_ascii=False)
-            self.headings.write(("," if self.rows + i else "") + headings)
+            headings.append(json.dumps(list(metadata.get("heading_hierarchy") or []), ensure_ascii=False))
+        if headings:
+            staging.write_to(self.headings, ("," if self.rows else "") + ",".join(headings))
         self.vectors.write(vectors)
-        self.payloads.write(b"".join(lines))
+        staging.write_to(self.payloads, b"".join(lines))
         self.offsets.write(self.end + np.cumsum([len(line) for line in lines], dtype=np.int64))
         self.end += sum(len(line) for line in lines)
         self.source_ids.write(ids)

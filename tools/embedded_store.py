@@ -20,7 +20,7 @@ import numpy as np
 
 from logic.errors import IndexMismatchError, StorageError
 from tools import embedded_export, staging
-from tools.embedded_index import Snapshot, root, source_map
+from tools.embedded_index import CURRENT, Snapshot, root, source_map
 from tools.index_store import Points
 
 STAGING = ".staging"
@@ -47,7 +47,14 @@ class EmbeddedStore:
         self.log = staging.replay(self.folder)
         self.writer: staging.Writer | None = None
         self.dimension, self.hybrid = 0, False
-        self._base: Snapshot | None = embedded_export._current(self.folder.parent)
+        self._opened: tuple[Snapshot | None] | None = None  # the base snapshot, opened on first use
+
+    @property
+    def _base(self) -> Snapshot | None:
+        """Return the snapshot the log continues (None: none yet), naming it when it cannot be read."""
+        if self._opened is None:
+            self._opened = (_open_base(self.folder.parent),)
+        return self._opened[0]
 
     def _writer(self) -> staging.Writer:
         """Open the log for appending on first use."""
@@ -57,7 +64,7 @@ class EmbeddedStore:
 
     def exists(self) -> bool:
         """Tell whether a snapshot or a started log holds the collection."""
-        return self._base is not None or not self.log.empty()
+        return (self.folder.parent / CURRENT).exists() or not self.log.empty()
 
     def check(self, info: dict[str, Any]) -> None:
         """Refuse to continue a snapshot an earlier version exported unless it is all its manifest says."""
@@ -81,8 +88,8 @@ class EmbeddedStore:
 
     def _base_counts(self) -> dict[str, int]:
         """Return the rows of each base page the log leaves alone."""
-        base = self._base
-        if base is None or self.log.reset:
+        base = None if self.log.reset else self._base
+        if base is None:
             return {}
         _, starts = source_map(base.folder, base.source_ids, len(base.sources))
         sizes = np.diff(np.asarray(starts)).tolist()
@@ -138,17 +145,23 @@ class EmbeddedStore:
 
     def finish(self, info: dict[str, Any], changed: bool) -> None:
         """Merge the log into a new snapshot and publish it, when anything changed or there is none yet."""
-        if not changed and self.log.empty() and self._base is not None:
+        if not changed and self.log.empty() and self.exists():
             return
         if self.writer is not None:
             self.writer.close()
             self.writer = None
         dimension = self.dimension or int(info.get("dimension") or 0)
-        embedded_export.merge(self.data_dir, self.collection, self.log, self.folder, dimension=dimension,
-                              hybrid=self.hybrid or info.get("retrieval") == "hybrid")
+        if not self.log.reset:
+            self._base  # noqa: B018 - a damaged base is named before the merge starts
+        try:
+            embedded_export.merge(self.data_dir, self.collection, self.log, self.folder, dimension=dimension,
+                                  hybrid=self.hybrid or info.get("retrieval") == "hybrid")
+        except (ValueError, KeyError, IndexError) as exc:  # bytes that do not parse: a damaged segment
+            raise StorageError(f"the index's write log in {self.folder} is unreadable ({type(exc).__name__}: "
+                               f"{exc}); rebuild the index with `rag-agent --collection {self.collection} ingest "
+                               "PATH --recreate`") from exc
         staging.clear(self.folder)  # after the publish: replaying the log on the new snapshot changes nothing
-        self.log = staging.Log()
-        self._base = embedded_export._current(self.folder.parent)
+        self.log, self._opened = staging.Log(), None
 
     def close(self) -> None:
         """Close the log and release the write lock."""
@@ -158,6 +171,19 @@ class EmbeddedStore:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def _open_base(base_dir: Path) -> Snapshot | None:
+    """Open the collection's current snapshot; a damaged one is a StorageError naming it and the remedy."""
+    try:
+        return embedded_export._current(base_dir)
+    except OSError:
+        raise
+    except Exception as exc:  # numpy, JSON or usearch could not read it: the bytes are damaged
+        name = (base_dir / CURRENT).read_text().strip()
+        raise StorageError(f"the index snapshot {base_dir / name} is unreadable ({type(exc).__name__}: {exc}); "
+                           f"rebuild the index with `rag-agent --collection {base_dir.name} ingest PATH --recreate`"
+                           ) from exc
 
 
 def _format(snap: Snapshot) -> int:

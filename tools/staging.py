@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
@@ -71,6 +71,17 @@ class Log:
     def clear_base(self) -> None:
         """Record that no page of the base snapshot, nor any written before, is kept."""
         self.reset, self.owner = True, {}
+
+
+def write_to(handle: IO[Any], data: Any) -> None:
+    """Write to an open file; a failure (full disk, file size limit) names the file, as an open() failure does."""
+    try:
+        handle.write(data)
+        handle.flush()
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(handle.name)) from exc
 
 
 def segment_path(folder: Path, segment: int, suffix: str) -> Path:
@@ -144,17 +155,16 @@ class Writer:
         """Append one batch: rows grouped by page in `pages` order; postings' rows count from the batch's first."""
         self._roll()
         data = b"".join(lines)
-        self.files[".f32"].write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
-        self.files[".jsonl"].write(data)
+        write_to(self.files[".f32"], np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+        write_to(self.files[".jsonl"], data)
         entries = 0
         if postings is not None:
             terms, rows, weights = postings
-            self.files[".terms"].write(np.asarray(terms, np.int64).tobytes())
-            self.files[".rows"].write((np.asarray(rows, np.int64) + self.rows).astype(np.int32).tobytes())
-            self.files[".weights"].write(np.asarray(weights, np.float32).tobytes())
+            write_to(self.files[".terms"], np.asarray(terms, np.int64).tobytes())
+            write_to(self.files[".rows"], (np.asarray(rows, np.int64) + self.rows).astype(np.int32).tobytes())
+            write_to(self.files[".weights"], np.asarray(weights, np.float32).tobytes())
             entries = len(terms)
-        for handle in self.files.values():
-            handle.flush()  # the bytes reach the OS before the journal line naming them
+        # Each write is flushed: the bytes reach the OS before the journal line naming them.
         record = {"op": "write", "segment": self.segment, "rows": [self.rows, self.rows + len(lines)],
                   "bytes": [self.bytes, self.bytes + len(data)], "entries": [self.entries, self.entries + entries],
                   "pages": [[p, n] for p, n in pages]}
@@ -173,8 +183,7 @@ class Writer:
 
     def _append(self, record: dict[str, Any]) -> None:
         """Append one journal line."""
-        self.journal.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-        self.journal.flush()
+        write_to(self.journal, json.dumps(record, ensure_ascii=False).encode() + b"\n")
 
     def sync(self) -> None:
         """Make everything written durable (segments first): called before the manifest records the pages."""
