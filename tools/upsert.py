@@ -19,8 +19,10 @@ from tools import manifest, sources, sparse, vectorstore
 from tools.index_store import IndexStore, Points
 
 # Seconds between manifest saves on the embedded store: pages stored since the last save are embedded
-# again after a crash, which costs less than rewriting the whole manifest after every batch.
+# again after a crash, which costs less than rewriting the whole manifest after every batch. A big
+# manifest (0.5 s to write at 1M chunks) is saved at most once per SAVE_SHARE of its own write time.
 SAVE_EVERY = 5.0
+SAVE_SHARE = 40
 _ID_NAMESPACE = uuid.UUID("6f1c2a52-52f4-4d0e-9a57-0d6c2d1b7a10")
 
 
@@ -117,7 +119,7 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
     if len(counts) < len(changed):  # no length to measure: count the chunks alone
         counts.update({s: len(chunked(s)) for s in changed if s not in counts})
     total = sum(counts.values())
-    done_docs, started, saved = 0, time.perf_counter(), time.monotonic()
+    done_docs, started, saved, interval = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY
     with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:
         for batch in _batches(changed, counts, settings.batch_size):
             if not store.atomic_batches:  # a batch the server may store in part: cleaned like an update next run
@@ -134,11 +136,13 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
                     manifest.save(data_dir, data)
                 raise
             _record(info, batch, chunks, hashes)
-            if store.atomic_batches and time.monotonic() - saved >= SAVE_EVERY:
+            if store.atomic_batches and time.monotonic() - saved >= interval:
                 # The manifest is rewritten whole: once a batch it would cost more than the batch at 1M chunks.
                 store.flush()  # durable before the manifest records the pages
+                before = time.monotonic()
                 manifest.save(data_dir, data)
                 saved = time.monotonic()
+                interval = max(SAVE_EVERY, SAVE_SHARE * (saved - before))
             done_docs += len(batch)
             bar.update(sum(len(chunks[s]) for s in batch))
             bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, "
