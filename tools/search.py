@@ -1,4 +1,4 @@
-"""Where a query is answered from: the embedded snapshot in local mode, the Qdrant server with QDRANT_URL."""
+"""Where a query is answered from: the embedded snapshot by default, the Qdrant server with QDRANT_URL."""
 
 from __future__ import annotations
 
