@@ -27,6 +27,9 @@ def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index
     if Path(data_dir, LEGACY, "collection", collection).exists():
         raise IndexMissingError(f"the index of collection {collection!r} was built by an earlier version; run "
                                 f"`rag-agent --collection {collection} ingest PATH --recreate` to rebuild it")
+    if (embedded_index.root(data_dir, collection) / ".staging" / "journal.jsonl").exists():
+        raise IndexMissingError(f"collection {collection!r} is being ingested for the first time (or its first "
+                                "ingest stopped); wait for it to finish, or re-run `rag-agent ingest`")
     raise IndexMissingError(f"collection {collection!r} is in the manifest but its index is missing; "
                             "re-run `rag-agent ingest`")
 

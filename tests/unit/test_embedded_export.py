@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logic.errors import IndexMismatchError
-from tools import embedded_export, embedded_index, manifest, staging
+from logic.errors import IndexMismatchError, IndexMissingError
+from tools import embedded_export, embedded_index, manifest, search, staging
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, ingest_folder
 
@@ -128,6 +128,8 @@ def test_a_torn_journal_line_is_ignored_and_the_log_continues(tmp_path: Path, mo
     with pytest.raises(Killed):  # every batch is in the log; the run dies before merging it
         run(docs, data)
     monkeypatch.undo()
+    with pytest.raises(IndexMissingError, match="being ingested for the first time"):  # what a reader is told
+        search.snapshot(data, "docs", "hybrid")
     journal = embedded_index.root(data, "docs") / ".staging" / staging.JOURNAL
     with open(journal, "ab") as handle:
         handle.write(b'{"op": "write", "segment": 1, "ro')  # a run killed while writing this line
