@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -23,6 +24,8 @@ from tools.index_store import IndexStore, Points
 # manifest (0.5 s to write at 1M chunks) is saved at most once per SAVE_SHARE of its own write time.
 SAVE_EVERY = 5.0
 SAVE_SHARE = 40
+# Chunks the BM25 average length is measured on (all of them in a smaller first ingest).
+LENGTH_SAMPLE = 20_000
 _ID_NAMESPACE = uuid.UUID("6f1c2a52-52f4-4d0e-9a57-0d6c2d1b7a10")
 
 
@@ -61,13 +64,16 @@ def to_document(chunk: Passage, url: str) -> tuple[str, Document]:
     return point_id, Document(page_content=chunk.embedding_text(), metadata=metadata)
 
 
-def _batches(changed: list[str], counts: dict[str, int], size: int) -> Iterator[list[str]]:
-    """Group pages into batches of about `size` chunks; a page is never split across batches."""
-    batch: list[str] = []
+Page = tuple[str, list[Passage]]
+
+
+def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
+    """Group chunked pages into batches of about `size` chunks; a page is never split across batches."""
+    batch: list[Page] = []
     count = 0
-    for source in changed:
-        batch.append(source)
-        count += counts[source]
+    for page in pages:
+        batch.append(page)
+        count += len(page[1])
         if count >= size:
             yield batch
             batch, count = [], 0
@@ -75,14 +81,26 @@ def _batches(changed: list[str], counts: dict[str, int], size: int) -> Iterator[
         yield batch
 
 
-def _sparse_encoder(info: dict[str, Any], texts: Iterable[str]) -> Any:
-    """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
+def _sparse_encoder(info: dict[str, Any], pages: Iterator[Page]) -> tuple[Any, list[Page]]:
+    """Return a hybrid collection's BM25 encoder and the pages chunked ahead to measure its average length.
+
+    The length is measured on the first write, on up to LENGTH_SAMPLE chunks, and fixed for the
+    collection, so every chunk, old or new, is normalised against the same length.
+    """
     if manifest.retrieval_mode(info) != vectorstore.HYBRID:
-        return None
-    # Fixed once per collection, so every chunk, old or new, is normalised against the same length.
+        return None, []
+    ahead: list[Page] = []
     if not info.get("bm25_average_length"):
-        info["bm25_average_length"] = round(sparse.average_length(texts), 2)
-    return sparse.encoder(float(info.get("bm25_average_length") or 1.0))
+        count = 0
+        for page in pages:
+            ahead.append(page)
+            count += len(page[1])
+            if count >= LENGTH_SAMPLE:
+                break
+        if ahead:  # nothing to write: measured on the first write that has pages
+            info["bm25_average_length"] = round(sparse.average_length(c.embedding_text() for _, p in ahead
+                                                                      for c in p), 2)
+    return sparse.encoder(float(info.get("bm25_average_length") or 1.0)), ahead
 
 
 def _points(pairs: list[tuple[str, Document]], embeddings: Embeddings, encoder: Any, size: int) -> Points:
@@ -100,42 +118,29 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
           settings: Settings) -> int:
     """Embed and store changed pages batch by batch, recording each batch in the manifest once it is stored.
 
-    Pages are chunked again batch by batch, so memory holds a batch's chunks, not every changed page's.
+    Pages are chunked as their batch comes, so memory holds a batch's chunks, not every changed page's.
     """
     info = data["collections"][collection]
-
-    def chunked(source: str) -> list[Passage]:
-        return chunk_markdown(found.docs[source][1], source, settings.chunk_tokens, settings.chunk_overlap)
-
-    counts: dict[str, int] = {}
-
-    def counted() -> Iterator[str]:
-        for source in changed:
-            page = chunked(source)
-            counts[source] = len(page)
-            yield from (c.embedding_text() for c in page)
-
-    encoder = _sparse_encoder(info, counted()) if changed else None
-    if len(counts) < len(changed):  # no length to measure: count the chunks alone
-        counts.update({s: len(chunked(s)) for s in changed if s not in counts})
-    total = sum(counts.values())
-    done_docs, started, saved, interval = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY
-    with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:
-        for batch in _batches(changed, counts, settings.batch_size):
+    pages = ((s, chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap))
+             for s in changed)
+    encoder, ahead = _sparse_encoder(info, pages)
+    total, started, saved, interval = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY
+    with tqdm(total=len(changed), unit="page", desc="embedding", disable=not settings.progress) as bar:
+        for batch in _batches(itertools.chain(ahead, pages), settings.batch_size):
+            names = [s for s, _ in batch]
             if not store.atomic_batches:  # a batch the server may store in part: cleaned like an update next run
-                info["pending"] = batch
+                info["pending"] = names
                 manifest.save(data_dir, data)
-            chunks = {s: chunked(s) for s in batch}
             try:
-                pairs = [to_document(c, found.docs[s][0]) for s in batch for c in chunks[s]]
-                store.write(batch, _points(pairs, embeddings, encoder, settings.batch_size),
-                            [s for s in batch if s in dirty])
+                pairs = [to_document(c, found.docs[s][0]) for s, chunks in batch for c in chunks]
+                store.write(names, _points(pairs, embeddings, encoder, settings.batch_size),
+                            [s for s in names if s in dirty])
             except BaseException:
                 if store.atomic_batches:  # an interrupted run (Ctrl-C, an error) keeps the pages it finished
                     store.flush()
                     manifest.save(data_dir, data)
                 raise
-            _record(info, batch, chunks, hashes)
+            _record(info, batch, hashes)
             if store.atomic_batches and time.monotonic() - saved >= interval:
                 # The manifest is rewritten whole: once a batch it would cost more than the batch at 1M chunks.
                 store.flush()  # durable before the manifest records the pages
@@ -143,22 +148,20 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
                 manifest.save(data_dir, data)
                 saved = time.monotonic()
                 interval = max(SAVE_EVERY, SAVE_SHARE * (saved - before))
-            done_docs += len(batch)
-            bar.update(sum(len(chunks[s]) for s in batch))
-            bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, "
-                                f"{done_docs / max(time.perf_counter() - started, 1e-9):.1f} docs/s")
+            total += len(pairs)
+            bar.update(len(batch))
+            bar.set_postfix_str(f"{total} chunks, {total / max(time.perf_counter() - started, 1e-9):.1f} chunks/s")
     store.flush()
     info["pending"] = []
     manifest.save(data_dir, data)
     return total
 
 
-def _record(info: dict[str, Any], batch: list[str], chunks: dict[str, list[Passage]], hashes: dict[str, str]) -> None:
+def _record(info: dict[str, Any], batch: list[Page], hashes: dict[str, str]) -> None:
     """Record a stored batch's pages in the manifest entry: their hashes, headings and emptiness."""
-    for source in batch:
+    for source, chunks in batch:
         info["documents"][source] = hashes[source]
         # The headings a `section` filter can name, checked before any search.
-        headings = {h for c in chunks[source] for h in c.heading_hierarchy}
-        info.setdefault("sections", {})[source] = sorted(headings)
-        empty = set(info.get("empty", [])) - {source} | ({source} if not chunks[source] else set())
+        info.setdefault("sections", {})[source] = sorted({h for c in chunks for h in c.heading_hierarchy})
+        empty = set(info.get("empty", [])) - {source} | ({source} if not chunks else set())
         info["empty"] = sorted(empty)
