@@ -159,7 +159,6 @@ def build(data_dir: Path, chunks: int, embedder: str, corpus: Path) -> None:
     ingested = time.perf_counter()
     real = embedded_index.current(data_dir, COLLECTION)
     assert real is not None, "ingest published a snapshot"
-    found = sources.Collected(docs=synthetic_pages(real, max(chunks - real.rows, 0)), complete=False)
     synthetic = SyntheticEmbeddings(int(real.vectors.shape[1]))
     merge, merged = embedded_export.merge, [0.0]
 
@@ -172,7 +171,8 @@ def build(data_dir: Path, chunks: int, embedder: str, corpus: Path) -> None:
 
     embedded_export.merge = timed_merge  # type: ignore[assignment]
     padded = time.perf_counter()
-    report = ingest(found, data_dir=data_dir, collection=COLLECTION, embeddings=synthetic, embedding_model=embedder,
+    report = ingest(sources.Collected(docs=synthetic_pages(real, max(chunks - real.rows, 0)), complete=False),
+                    data_dir=data_dir, collection=COLLECTION, embeddings=synthetic, embedding_model=embedder,
                     settings=Settings(progress=False, retrieval="hybrid"))
     done = time.perf_counter()
     # The store's cost per chunk: everything ingest did for the synthetic pages but embed them.

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
-
-from tools.settings import get_settings
 
 
 @dataclass
@@ -64,14 +61,3 @@ class IndexStore(Protocol):
 
     def close(self) -> None:
         """Release the store (the embedded store's write lock)."""
-
-
-def open_store(data_dir: str | Path, collection: str) -> IndexStore:
-    """Return the store ingest writes to: the Qdrant server with QDRANT_URL, else the embedded one."""
-    if get_settings().qdrant_url:
-        from tools.server_store import ServerStore
-
-        return ServerStore(data_dir, collection)
-    from tools.embedded_store import EmbeddedStore
-
-    return EmbeddedStore(data_dir, collection)

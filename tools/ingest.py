@@ -16,10 +16,12 @@ from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
 from logic.unicode_text import normalize_text
 from tools import lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools.embedded_store import EmbeddedStore
 from tools.folders import read_only
-from tools.index_store import IndexStore, open_store
+from tools.index_store import IndexStore
 from tools.ingest_report import IngestReport, build
 from tools.pagecache import chunking, remember
+from tools.server_store import ServerStore
 from tools.settings import get_settings
 from tools.upsert import Settings, to_document
 
@@ -150,6 +152,13 @@ def _load_manifest(data_dir: Path, recreate: bool) -> tuple[dict[str, Any], str]
 def _kept(found: sources.Collected, known: dict[str, str], present: set[str]) -> dict[str, str]:
     """Return the pages not fetched because unchanged (source -> why) whose chunks the index really holds."""
     return {s: why for s, why in found.unchanged.items() if s in known and s in present}
+
+
+def open_store(data_dir: Path, collection: str) -> IndexStore:
+    """Return the store ingest writes to: the Qdrant server with QDRANT_URL, else the embedded one."""
+    if get_settings().qdrant_url:
+        return ServerStore(data_dir, collection)
+    return EmbeddedStore(data_dir, collection)
 
 
 def _ingest(store: IndexStore, found: sources.Collected, data_dir: Path, collection: str, embeddings: Embeddings,
