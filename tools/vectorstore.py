@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from logic.errors import StorageError
-from tools.qdrant_local import connect as _connect
 from tools.settings import get_settings
 
 # qdrant_client and langchain_qdrant (which imports it) cost most of a cold start, and a turn on the
@@ -44,7 +43,10 @@ def open_client(data_dir: str | Path) -> QdrantClient:
                            "without it the index is the embedded store in the data folder")
     with _lock:
         if url not in _clients:
-            _clients[url] = _connect(url)
+            from qdrant_client import QdrantClient
+
+            key = get_settings().qdrant_api_key.get_secret_value() or None
+            _clients[url] = QdrantClient(url=url, api_key=key, timeout=10)
         return _clients[url]
 
 

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logic.errors import IndexMismatchError, IndexMissingError
+from logic.errors import IndexMismatchError, IndexMissingError, StorageError
 from tools import embedded_export, embedded_index, manifest, search, staging
+from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, ingest_folder
 
@@ -180,3 +181,16 @@ def test_an_index_from_an_earlier_version_that_differs_asks_for_recreate(tmp_pat
     with pytest.raises(IndexMismatchError, match="built by an earlier version.*ingest PATH --recreate"):
         run(docs, data)
     assert run(docs, data, recreate=True).added == len(PAGES)
+
+
+def test_a_second_ingest_while_one_writes_is_refused_naming_the_index(tmp_path: Path) -> None:
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    write(docs, PAGES)
+    run(docs, data)
+    writing = EmbeddedStore(data, "docs")  # holds the write lock, as a running ingest does
+    try:
+        with pytest.raises(StorageError, match="being written by another ingest"):
+            run(docs, data)
+    finally:
+        writing.close()
+    assert run(docs, data).unchanged == len(PAGES)
