@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from logic.errors import IndexMismatchError, IndexMissingError, StorageError
-from tools import embedded_export, embedded_index, manifest, search, staging
+from tools import embedded_export, embedded_index, manifest, search, snapshot_files, staging
 from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, ingest_folder
@@ -64,7 +64,7 @@ def content(data: Path, weights: bool = True) -> dict[str, Any]:
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks, segments and postings buckets a few rows long, so a tiny index crosses every boundary."""
     monkeypatch.setattr(embedded_export, "_BLOCK", 5)
-    monkeypatch.setattr(embedded_export, "_BUCKET_ENTRIES", 40)
+    monkeypatch.setattr(snapshot_files, "_BUCKET_ENTRIES", 40)
     monkeypatch.setattr(staging, "SEGMENT_ROWS", 4)
 
 
@@ -87,7 +87,7 @@ def test_incremental_ingests_merge_into_what_a_fresh_build_holds(tmp_path: Path)
 
 
 def test_streamed_npy_files_read_like_numpy_s_own(tmp_path: Path) -> None:
-    writer = embedded_export.NpyWriter(tmp_path / "a.npy", np.float32, (3,))
+    writer = snapshot_files.NpyWriter(tmp_path / "a.npy", np.float32, (3,))
     blocks = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((4, 3), np.float32)]
     for block in blocks:
         writer.write(block)
