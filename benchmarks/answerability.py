@@ -29,7 +29,7 @@ from logic import answerability, ranking  # noqa: E402
 from logic.confidence import fit  # noqa: E402
 from logic.lexical import matches, terms  # noqa: E402
 from nodes.retrieve import to_chunk  # noqa: E402
-from tools import lexicon_store, manifest, qdrant_search, search, vectorstore  # noqa: E402
+from tools import lexicon_store, manifest, search  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 
@@ -101,16 +101,15 @@ def measure(data_dir: Path, rows: list[dict[str, Any]], model: str, collection: 
 def _retrieve(data_dir: Path, rows: list[dict[str, Any]], model: str, collection: str) -> None:
     """Retrieve and rank the top chunks for each question as the agent does."""
     embeddings = get_embeddings(model)
-    client = vectorstore.open_client(str(data_dir))
     lexicon = lexicon_store.load(str(data_dir), collection)
     info = manifest.collection_info(str(data_dir), collection, model)
     for row in rows:
         vector = embeddings.embed_query(row["question"])
-        hits = qdrant_search.search(client, collection, embeddings, vector, ranking.candidates_for(TOP_K),
-                                  mode=manifest.retrieval_mode(info), text=row["question"])
+        # As the agent searches: the embedded snapshot, or the Qdrant server with QDRANT_URL.
+        hits = search.find(str(data_dir), collection, embeddings, vector, ranking.candidates_for(TOP_K),
+                           mode=manifest.retrieval_mode(info), text=row["question"])
         row["chunks"] = ranking.order(row["question"], [to_chunk(d.metadata, s) for d, s in hits], lexicon, TOP_K,
                                       ranking.page_sizes(d.metadata for d, _ in hits))
-    client.close()
 
 
 def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:

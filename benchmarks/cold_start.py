@@ -92,7 +92,6 @@ def main() -> None:
     relayed = warm_agent_asks(env, args.rounds)
     os.environ.update(env)
     from rag_agent.service import Agent
-    from tools import vectorstore
 
     agent = Agent()
     agent.ask(QUESTIONS[0])  # loads the embedder and opens the index: what makes the next turns warm
@@ -101,7 +100,6 @@ def main() -> None:
         agent.ask(QUESTIONS[round_ % len(QUESTIONS)])
         warms.append(time.perf_counter() - began)
         warm_cpu.append(time.process_time() - cpu)
-    vectorstore.close_clients()
     start, cold, warm = (statistics.median(x) for x in (start_times, colds, warms))
     print(f"interpreter start {start:.3f} s | warm turn {warm:.3f} s | cold `rag-agent ask` {cold:.3f} s "
           f"(median of {args.rounds})")

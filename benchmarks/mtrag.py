@@ -37,7 +37,7 @@ from benchmarks.mtrag_scoring import (  # noqa: E402
 from graph.context import Context  # noqa: E402
 from rag_agent.evaluation import evaluate, gate_curve  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
-from tools import onnx_embedder, vectorstore  # noqa: E402
+from tools import onnx_embedder  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 from tools.settings import overridden  # noqa: E402
@@ -361,8 +361,6 @@ def main(argv: list[str] | None = None) -> int:
             rw = run_rewrites(agent, folders, set(index["doc_to_source"]), index["source_to_doc"], args.limit)
             rw_seconds = time.perf_counter() - started
             threshold = agent_threshold(agent)
-        # Local Qdrant holds a lock on the folder; release it before the folder is removed.
-        vectorstore.close_clients()
     result = {
         "machine": machine(),
         "settings": {"embedding_model": args.embedding_model, "top_k": ctx.top_k, "threshold": threshold,

@@ -47,7 +47,7 @@ from rag_agent.evaluation import evaluate  # noqa: E402
 from rag_agent.evaluation import figures as eval_figures  # noqa: E402
 from rag_agent.evaluation import passages as eval_passages  # noqa: E402
 from rag_agent.service import Agent  # noqa: E402
-from tools import embedded_index, vectorstore  # noqa: E402
+from tools import embedded_index  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 from tools.settings import overridden  # noqa: E402
@@ -153,7 +153,6 @@ def ensure_index(site: Site, folder: Path, model: str, code: str) -> str:
     marker.unlink(missing_ok=True)  # a run stopped mid-ingest must not leave the old stamp on a new index
     report = ingest_folder(site.corpus, data_dir=data_dir, collection=COLLECTION, embeddings=get_embeddings(model),
                            embedding_model=model, recreate=True, progress=False)
-    vectorstore.close_clients()  # the agent reads the embedded export; local Qdrant admits one client
     marker.write_text(stamp)
     return f"ingested {report.chunks} chunks in {report.seconds:.0f}s"
 
@@ -230,7 +229,6 @@ def run_site(site: Site, work: Path, model: str, code: str, limit: int | None) -
         with Agent(ctx, InMemorySaver()) as agent:
             records = evaluate.run(agent, questions, conversations, site.corpus)
         texts = chunk_texts(folder / "data")
-    vectorstore.close_clients()
     return figures(records, texts), dump_rows(site.name, records, texts)
 
 

@@ -25,7 +25,7 @@ from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks
 from logic.types import Chunk
 from logic.validation import clean_question
-from tools import filters, lexicon_store, manifest, search, vectorstore
+from tools import filters, lexicon_store, manifest, search
 from tools.embeddings import COHERE_RETRIES, LOCAL_MODEL, embed_query, get_embeddings, resolve_name
 from tools.settings import get_settings
 
@@ -72,7 +72,7 @@ def _lexicon(ctx: Context, texts: list[str] | None = None) -> lexical.Lexicon:
     if terms is None and texts is not None:
         return lexical.build(texts)
     if terms is None:  # an index built before term statistics existed: count them once now
-        terms = lexical.build(vectorstore.iter_texts(vectorstore.open_client(get_settings().data_dir), ctx.collection))
+        terms = lexical.build(search.iter_texts(get_settings().data_dir, ctx.collection))
         lexicon_store.save(get_settings().data_dir, ctx.collection, terms)
     return terms
 

@@ -38,7 +38,7 @@ def load(context: Context, announce: Callable[[], None] | None = None) -> None:
         info = manifest.load_cached(data_dir)["collections"].get(context.collection)
         if info and get_settings().qdrant_url:
             vectorstore.open_client(data_dir)
-        elif info:  # a turn reads the embedded snapshot (exported here, once, for an old index), never Qdrant
+        elif info:  # a turn reads the embedded snapshot, never Qdrant: opened here
             search.snapshot(data_dir, context.collection, manifest.retrieval_mode(info))
     except Exception:  # the turn reports it (EMBEDDING_UNAVAILABLE, STORAGE_ERROR…) with its code
         pass

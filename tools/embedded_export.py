@@ -1,4 +1,9 @@
-"""The embedded index's write side: export a local Qdrant collection into memory-mappable files at ingest."""
+"""The embedded index's write side: merge the current snapshot and the write log into a new snapshot, streamed.
+
+Every file of a snapshot is written in blocks of rows: the vectors and postings pass through RAM a
+block at a time, so a merge at 1M chunks holds about what one block, the ANN graph and the source
+list need, not the index. `SnapshotWriter` is the one place a snapshot's per-row files are written.
+"""
 
 from __future__ import annotations
 
@@ -7,121 +12,129 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 import numpy as np
 
-from tools import ann, sentence_store, sparse
-from tools.embedded_index import CURRENT, root, source_map
-from tools.vectorstore import SPARSE_VECTOR
+from tools import ann, sentence_store, staging
+from tools.embedded_index import CURRENT, Snapshot, root, source_map
+from tools.snapshot_files import FileRows, NpyWriter, Postings, data_offset
 
-if TYPE_CHECKING:  # the caller brings the client; importing qdrant_client here would slow every cold turn
-    from qdrant_client import QdrantClient
-
-_BATCH = 2000
+FORMAT = 2  # meta.json "format": written by this merge (earlier snapshots were exported from local Qdrant)
+_BLOCK = 20_000  # rows per block read from the base snapshot
 
 
-def _dense(vector: Any) -> list[float]:
-    """Return a point's dense vector, whether stored unnamed alone or next to the named sparse one."""
-    return list(vector.get("", []) if isinstance(vector, dict) else vector or [])
+class SnapshotWriter:
+    """Write a new snapshot folder row by row: vectors, payloads, sources, headings, then its indexes."""
+
+    def __init__(self, folder: Path, dimension: int, hybrid: bool, embedding_model: str = "") -> None:
+        folder.mkdir(parents=True)
+        self.folder, self.hybrid, self.rows, self.embedding_model = folder, hybrid, 0, embedding_model
+        self.vectors = NpyWriter(folder / "vectors.npy", np.float32, (dimension,))
+        self.payloads = open(folder / "payloads.jsonl", "wb")  # noqa: SIM115 - closed by finish()
+        self.offsets = NpyWriter(folder / "offsets.npy", np.int64)
+        self.offsets.write(np.zeros(1, np.int64))
+        self.source_ids = NpyWriter(folder / "source_ids.npy", np.int32)
+        self.headings = open(folder / "headings.json", "w", encoding="utf-8")  # noqa: SIM115 - closed by finish()
+        self.headings.write("[")
+        self.sources: dict[str, int] = {}
+        self.end = 0
+
+    def add(self, vectors: np.ndarray[Any, Any], lines: list[bytes]) -> None:
+        """Append rows: their unit vectors and payload lines (the source and headings are read from the line)."""
+        ids = np.empty(len(lines), np.int32)
+        headings = []
+        for i, line in enumerate(lines):
+            metadata = json.loads(line).get("metadata") or {}
+            ids[i] = self.sources.setdefault(str(metadata.get("source", "")), len(self.sources))
+            headings.append(json.dumps(list(metadata.get("heading_hierarchy") or []), ensure_ascii=False))
+        if headings:
+            staging.write_to(self.headings, ("," if self.rows else "") + ",".join(headings))
+        self.vectors.write(vectors)
+        staging.write_to(self.payloads, b"".join(lines))
+        self.offsets.write(self.end + np.cumsum([len(line) for line in lines], dtype=np.int64))
+        self.end += sum(len(line) for line in lines)
+        self.source_ids.write(ids)
+        self.rows += len(lines)
+
+    def finish(self, postings: Postings | None) -> None:
+        """Close the row files, write the postings, the source map and the ANN graph, then meta.json (last)."""
+        self.headings.write("]")
+        self.headings.close()
+        self.payloads.close()
+        for writer in (self.vectors, self.offsets, self.source_ids):
+            writer.close()
+        if self.hybrid:
+            (postings or Postings([], [])).write(self.folder)
+        vectors = cast(np.ndarray[Any, Any], FileRows(self.folder / "vectors.npy"))
+        write_indexes(self.folder, vectors, np.load(self.folder / "source_ids.npy"), len(self.sources))
+        # The extractive answerer's passage vectors (bundled embedder only), reusing the current snapshot's.
+        sentence_store.write_for(self.folder, self.embedding_model, self.folder.parent / CURRENT)
+        meta = {"sources": list(self.sources), "hybrid": self.hybrid, "rows": self.rows, "format": FORMAT}
+        (self.folder / "meta.json").write_text(json.dumps(meta, ensure_ascii=False))
 
 
-def _posting(row: int, vector: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Return one chunk's (term ids, row, weights) for the inverted index."""
-    indices = np.asarray(vector.indices, dtype=np.int64)
-    return indices, np.full(len(indices), row, dtype=np.int32), np.asarray(vector.values, dtype=np.float32)
-
-
-def _postings(parts: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]],
-              folder: Path) -> None:
-    """Write the BM25 inverted index: postings grouped by term, terms sorted for binary search."""
-    terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
-    weights = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, dtype=np.float32)
-    order = np.argsort(terms, kind="stable")
-    terms, docs, weights = terms[order], docs[order], weights[order]
-    unique, starts = np.unique(terms, return_index=True)
-    np.save(folder / "terms.npy", unique)
-    np.save(folder / "starts.npy", np.append(starts, len(terms)).astype(np.int64))
-    np.save(folder / "docs.npy", docs)
-    np.save(folder / "weights.npy", weights)
-
-
-def export(client: QdrantClient, collection: str, data_dir: str | Path, *, hybrid: bool,
-           average_length: float = sparse.DEFAULT_AVERAGE_LENGTH, stored_sparse: bool = False,
-           embedding_model: str = "") -> Path:
-    """Write the collection's vectors, payloads and (hybrid) BM25 postings to a new snapshot and make it current.
-
-    With `stored_sparse`, the BM25 vectors ingest stored with each point are reused; a point without
-    one (or every point, without the flag: an index from the earlier encoder) is encoded from its text.
-    With the bundled `embedding_model`, the extractive answerer's passage vectors are written too.
-    """
-    base = root(data_dir, collection)
-    base.mkdir(parents=True, exist_ok=True)
+def merge(data_dir: str | Path, collection: str, log: staging.Log, folder: Path, *, dimension: int,
+          hybrid: bool, embedding_model: str = "") -> Path:
+    """Write the current snapshot's surviving rows, then the log's live rows, as a new snapshot, and publish it."""
+    base_dir = root(data_dir, collection)
+    base = None if log.reset else _current(base_dir)
     name = uuid.uuid4().hex
-    folder = base / f".tmp-{name}"
-    folder.mkdir()
-    total = int(client.count(collection).count)
-    encoder = sparse.encoder(average_length) if hybrid else None
-    vectors: np.ndarray[Any, Any] | None = None
-    extra: list[np.ndarray[Any, Any]] = []
-    offsets, source_ids, sources, headings = [0], [], {}, []  # type: ignore[var-annotated]
-    parts = []
-    row, offset = 0, None
-    with open(folder / "payloads.jsonl", "wb") as out:
-        while True:
-            points, offset = client.scroll(collection, limit=_BATCH, offset=offset, with_payload=True,
-                                           with_vectors=True)
-            texts: list[tuple[int, str]] = []
-            for point in points:
-                dense = np.asarray(_dense(point.vector), dtype=np.float32)
-                if vectors is None:  # written into the snapshot's file as read: RAM holds a batch, not the index
-                    vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32,
-                                                        shape=(total, len(dense))) if total else \
-                        np.zeros((0, len(dense)), np.float32)
-                unit = dense / (float(np.linalg.norm(dense)) or 1.0)
-                if row < len(vectors):
-                    vectors[row] = unit
-                else:  # grew since counted: one ingest writes at a time, so only by a race
-                    extra.append(unit)
-                payload = point.payload or {}
-                metadata = payload.get("metadata") or {}
-                line = json.dumps({"id": point.id, "page_content": payload.get("page_content", ""),
-                                   "metadata": metadata}, ensure_ascii=False).encode() + b"\n"
-                out.write(line)
-                offsets.append(offsets[-1] + len(line))
-                source_ids.append(sources.setdefault(str(metadata.get("source", "")), len(sources)))
-                headings.append(list(metadata.get("heading_hierarchy") or []))
-                stored = point.vector.get(SPARSE_VECTOR) if isinstance(point.vector, dict) else None
-                if encoder is not None and stored_sparse and stored is not None:
-                    parts.append(_posting(row, stored))
-                elif encoder is not None:
-                    texts.append((row, str(payload.get("page_content", ""))))
-                row += 1
-            if encoder is not None and texts:
-                encoded = encoder.embed_documents([t for _, t in texts])
-                parts.extend(_posting(at, vec) for (at, _), vec in zip(texts, encoded, strict=True))
-            if offset is None:
-                break
-    if vectors is None or row != len(vectors) or not isinstance(vectors, np.memmap):
-        # No rows, or a count that changed while exporting: written again at the size read.
-        kept = np.zeros((0, 0), np.float32) if vectors is None else np.concatenate(
-            [np.asarray(vectors[:row]), *(e[None] for e in extra)])
-        del vectors  # a map of the file is closed before the file is replaced
-        np.save(folder / "vectors.npy", kept)
-    else:
-        vectors.flush()
-    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
-    np.save(folder / "offsets.npy", np.asarray(offsets, dtype=np.int64))
-    ids = np.asarray(source_ids, dtype=np.int32)
-    np.save(folder / "source_ids.npy", ids)
-    write_indexes(folder, vectors, ids, len(sources))
-    (folder / "headings.json").write_text(json.dumps(headings, ensure_ascii=False))
-    if hybrid:
-        _postings(parts, folder)
-    sentence_store.write_for(folder, embedding_model, base / CURRENT)  # the answerer's passage vectors
-    (folder / "meta.json").write_text(json.dumps({"sources": list(sources), "hybrid": hybrid, "rows": row}))
-    return _publish(base, folder, name)
+    writer = SnapshotWriter(base_dir / f".tmp-{name}", dimension, hybrid, embedding_model)
+    base_rows: list[tuple[Snapshot, np.ndarray[Any, Any]]] = []
+    if base is not None and base.rows:
+        base_rows.append((base, _copy_base(writer, base, log)))
+    segments: dict[int, np.ndarray[Any, Any]] = {}
+    for at, batch in enumerate(log.batches):
+        live = [log.owner.get(page) == at for page, _ in batch.pages]
+        if not any(live):
+            continue
+        vectors, lines = staging.read_vectors(folder, batch, dimension), staging.read_lines(folder, batch)
+        keep = np.repeat(np.asarray(live), [n for _, n in batch.pages])
+        rows = segments.setdefault(batch.segment, np.full(0, -1, np.int64))
+        if len(rows) < batch.rows[1]:
+            rows = segments[batch.segment] = np.concatenate([rows, np.full(batch.rows[1] - len(rows), -1, np.int64)])
+        rows[batch.rows[0]:batch.rows[1]][keep] = writer.rows + np.arange(int(keep.sum()))
+        writer.add(vectors[keep], [line for line, k in zip(lines, keep, strict=True) if k])
+    postings = Postings(base_rows, [(folder, s, rows) for s, rows in segments.items()]) if hybrid else None
+    writer.finish(postings)
+    return _publish(base_dir, writer.folder, name)
+
+
+def _current(base_dir: Path) -> Snapshot | None:
+    """Open the collection's current snapshot, if any."""
+    from tools.embedded_index import load
+
+    try:
+        name = (base_dir / CURRENT).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return load(base_dir / name)
+
+
+def _copy_base(writer: SnapshotWriter, base: Snapshot, log: staging.Log) -> np.ndarray[Any, Any]:
+    """Copy the base rows of pages the log leaves alone, in blocks; return each base row's new row (-1: dropped)."""
+    dropped = np.asarray([s in log.owner for s in base.sources] + [True], dtype=bool)
+    offset = data_offset(base.folder / "vectors.npy")
+    dimension = int(base.vectors.shape[1])
+    new = np.full(base.rows, -1, np.int64)
+    with open(base.folder / "vectors.npy", "rb") as vectors, open(base.folder / "payloads.jsonl", "rb") as payloads:
+        for first in range(0, base.rows, _BLOCK):
+            last = min(first + _BLOCK, base.rows)
+            keep = ~dropped[np.asarray(base.source_ids[first:last])]
+            if not keep.any():
+                continue
+            # Read with file reads, not the map: a merge's mapped pages would count as its memory.
+            vectors.seek(offset + first * dimension * 4)
+            block = np.fromfile(vectors, np.float32, (last - first) * dimension).reshape(-1, dimension)
+            ends = np.asarray(base.offsets[first:last + 1])
+            payloads.seek(int(ends[0]))
+            raw = payloads.read(int(ends[-1] - ends[0]))
+            spans = zip(ends[:-1] - ends[0], ends[1:] - ends[0], keep, strict=True)
+            lines = [raw[int(a):int(b)] for a, b, k in spans if k]
+            new[first:last][keep] = writer.rows + np.arange(len(lines))
+            writer.add(block[keep], lines)
+    return new
 
 
 def write_indexes(folder: Path, vectors: np.ndarray[Any, Any], source_ids: np.ndarray[Any, Any],
@@ -134,14 +147,6 @@ def write_indexes(folder: Path, vectors: np.ndarray[Any, Any], source_ids: np.nd
         ann.build(vectors, folder / ann.FILE)
 
 
-def export_collection(client: QdrantClient, collection: str, data_dir: str | Path, info: dict[str, Any]) -> Path:
-    """Export a collection as its manifest entry describes it (mode, BM25 length and encoder)."""
-    return export(client, collection, data_dir, hybrid=info.get("retrieval") == "hybrid",
-                  average_length=float(info.get("bm25_average_length") or sparse.DEFAULT_AVERAGE_LENGTH),
-                  stored_sparse=info.get("sparse") == sparse.ENCODING,
-                  embedding_model=str(info.get("embedding_model") or ""))
-
-
 def _publish(base: Path, folder: Path, name: str) -> Path:
     """Make a finished snapshot current, then drop all but the previous one.
 
@@ -149,6 +154,7 @@ def _publish(base: Path, folder: Path, name: str) -> Path:
     loaded files; older ones go (on Windows an open map keeps a folder until its reader closes).
     """
     final = base / name
+    _sync_folder(folder)
     folder.rename(final)
     try:
         previous = (base / CURRENT).read_text().strip()
@@ -158,6 +164,15 @@ def _publish(base: Path, folder: Path, name: str) -> Path:
     pointer.write_text(name)
     os.replace(pointer, base / CURRENT)
     for old in base.iterdir():
-        if old.is_dir() and old.name not in (name, previous):
+        if old.is_dir() and old.name not in (name, previous) and not old.name.startswith("."):
             shutil.rmtree(old, ignore_errors=True)
+        elif old.is_dir() and old.name.startswith(".tmp-") and old != folder:
+            shutil.rmtree(old, ignore_errors=True)  # a merge killed before publishing
     return final
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a snapshot's files durable before it becomes current (the write log is cleared after)."""
+    for path in folder.iterdir():
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())

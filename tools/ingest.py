@@ -5,30 +5,32 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from qdrant_client import QdrantClient
 
 from logic import lexical
 from logic.errors import IndexMismatchError, InvalidInputError, StorageError
 from logic.unicode_text import normalize_text
-from tools import embedded_export, embedded_index, lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools import lexicon_store, manifest, sources, sparse, upsert, vectorstore
+from tools.embedded_store import EmbeddedStore
 from tools.folders import read_only
+from tools.index_store import IndexStore
 from tools.ingest_report import IngestReport, build
 from tools.pagecache import chunking, remember
+from tools.server_store import ServerStore
 from tools.settings import get_settings
 from tools.upsert import Settings, to_document
 
 log = logging.getLogger(__name__)
 WRITE_REMEDY = "free disk space or make the data folder writable, then re-run ingest (finished pages are kept)"
-# Where ingest's local Qdrant stops (docs/benchmarks.md): readers search the snapshot's ANN graph
-# within goal at 1M chunks, but ingest holds every point in RAM in local mode (3.1 GB at 100k).
-LOCAL_MODE_LIMIT = 100_000
+# Where the embedded store stops (docs/configuration.md): past this size ingest suggests a Qdrant server.
+# Ingest's own memory is bounded by a batch and a merge block, so the limit is the rebuild of the whole
+# snapshot (and its ANN graph) that every change to the index costs.
+EMBEDDED_LIMIT = 1_000_000
 page_url = sources.page_url  # kept importable from here for existing callers
 __all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "to_document"]
 
@@ -66,7 +68,7 @@ def _retrieval_mode(info: dict[str, Any] | None, collection: str, wanted: str | 
     return wanted or current or manifest.DEFAULT_RETRIEVAL
 
 
-def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str, embeddings: Embeddings,
+def _open_collection(store: IndexStore, data: dict[str, Any], collection: str, embeddings: Embeddings,
                      embedding_model: str, recreate: bool, retrieval: str | None, data_dir: Path) -> dict[str, Any]:
     """Check the embedder and mode, (re)create the collection if needed, and return its manifest entry."""
     info: dict[str, Any] | None = data["collections"].get(collection)
@@ -83,7 +85,7 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
             f"collection {collection!r} holds keyword vectors from an earlier BM25 encoder; "
             "run ingest with --recreate to rebuild it")
     dimension = len(embeddings.embed_query("dimension probe"))
-    if recreate or not info or not client.collection_exists(collection):
+    if recreate or not info or not store.exists():
         # A calibration belongs to the index and survives a rebuild of the same collection; without
         # one, the embedder's shipped default applies (manifest.threshold).
         kept: dict[str, Any] = {}
@@ -94,15 +96,13 @@ def _open_collection(client: QdrantClient, data: dict[str, Any], collection: str
         # that lists nothing, so the next run re-indexes every page instead of calling them unchanged.
         data["collections"][collection] = {**info, "embedding_model": embedding_model, "retrieval": mode}
         manifest.save(data_dir, data)
-        if client.collection_exists(collection):
-            client.delete_collection(collection)
+        store.drop()
+    else:
+        store.check(info)
     info.update(embedding_model=embedding_model, dimension=dimension, retrieval=mode)
     if mode == vectorstore.HYBRID:
         info["sparse"] = sparse.ENCODING
-    vectorstore.ensure_collection(client, collection, dimension, mode=mode)
-    vectorstore.fast_local_writes(client, collection)
-    if get_settings().qdrant_url:
-        vectorstore.ensure_payload_indexes(client, collection, ["metadata.source", "metadata.module_name"])
+    store.create(dimension, mode)
     return info
 
 
@@ -123,11 +123,12 @@ def ingest(found: sources.Collected, *, data_dir: Path, collection: str, embeddi
         reasons = "; ".join(f"{k}: {v}" for k, v in list({**found.failed, **found.skipped}.items())[:5])
         raise InvalidInputError(f"nothing to ingest: no readable pages{f' ({reasons})' if reasons else ''}")
     try:
-        report = _ingest(found, data_dir, collection, embeddings, embedding_model, recreate, source_root, settings)
-    except sqlite3.Error as exc:  # embedded Qdrant writes every point to SQLite
-        reason = read_only(Path(data_dir, "qdrant")) or str(exc)
-        raise StorageError(f"cannot write the index (Qdrant storage in {Path(data_dir, 'qdrant')}): {reason}; "
-                           f"{WRITE_REMEDY}") from exc
+        store = open_store(data_dir, collection)
+        try:
+            report = _ingest(store, found, data_dir, collection, embeddings, embedding_model, recreate, source_root,
+                             settings)
+        finally:
+            store.close()
     except OSError as exc:
         where = str(exc.filename or data_dir)
         part = "index term statistics" if "lexicon" in where else "index"
@@ -153,18 +154,24 @@ def _kept(found: sources.Collected, known: dict[str, str], present: set[str]) ->
     return {s: why for s, why in found.unchanged.items() if s in known and s in present}
 
 
-def _ingest(found: sources.Collected, data_dir: Path, collection: str, embeddings: Embeddings,
+def open_store(data_dir: Path, collection: str) -> IndexStore:
+    """Return the store ingest writes to: the Qdrant server with QDRANT_URL, else the embedded one."""
+    if get_settings().qdrant_url:
+        return ServerStore(data_dir, collection)
+    return EmbeddedStore(data_dir, collection)
+
+
+def _ingest(store: IndexStore, found: sources.Collected, data_dir: Path, collection: str, embeddings: Embeddings,
             embedding_model: str, recreate: bool, source_root: str, settings: Settings) -> IngestReport:
     """Reconcile the index with the documents found (see `ingest`)."""
-    client = vectorstore.open_client(data_dir, recreate=collection if recreate else "")
     data, recovered = _load_manifest(data_dir, recreate)
-    info = _open_collection(client, data, collection, embeddings, embedding_model, recreate, settings.retrieval,
+    info = _open_collection(store, data, collection, embeddings, embedding_model, recreate, settings.retrieval,
                             data_dir)
     data["collections"][collection] = info
     known: dict[str, str] = info["documents"]
     # What the index really holds, which a run killed mid-write can leave different from the manifest:
     # pages stored but never recorded, or recorded but no longer stored (a collection dropped by --recreate).
-    stored = vectorstore.stored_sources(client, collection)
+    stored = store.stored_sources()
     # Pages a previous run was writing when it stopped may hold partial chunks: clean them like updates.
     dirty = set(known) | set(info.get("pending", [])) | stored
     hashes = {s: document_hash(url, text, settings) for s, (url, text) in found.docs.items()}
@@ -175,7 +182,7 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     removed = sorted(s for s in dirty if s not in found.docs and s not in kept
                      and (s in found.gone or (found.complete and s not in found.failed)))
     report = build(found, known, changed, removed, kept, recovered)
-    vectorstore.delete_sources(client, collection, removed)
+    store.delete_sources(removed)
     for source in removed:
         known.pop(source, None)
         info.get("sections", {}).pop(source, None)
@@ -184,22 +191,21 @@ def _ingest(found: sources.Collected, data_dir: Path, collection: str, embedding
     if touched:  # before and after the writes, so nothing read mid-ingest is kept under the final version
         manifest.new_version(info)
     manifest.save(data_dir, data)
-    report.embedded = upsert.write(client, collection, embeddings, found, changed, hashes, dirty, data, data_dir,
+    report.embedded = upsert.write(store, collection, embeddings, found, changed, hashes, dirty, data, data_dir,
                                    settings)
     if touched:
         manifest.new_version(info)
-    report.chunks, report.retrieval = int(client.count(collection).count), manifest.retrieval_mode(info)
+    store.finish(info, touched)  # the embedded store publishes its new snapshot to readers here
+    report.chunks, report.retrieval = store.count(), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
-    lexicon_store.save(data_dir, collection, lexical.build(vectorstore.iter_texts(client, collection)))
-    if not get_settings().qdrant_url and (touched or embedded_index.current(data_dir, collection) is None):
-        embedded_export.export_collection(client, collection, data_dir, info)  # what readers search in local mode
+    lexicon_store.save(data_dir, collection, lexical.build(store.iter_texts()))
     info.update(chunks=report.chunks, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     manifest.save(data_dir, data)
     # After the manifest: a page's version is only ever remembered once its chunks are recorded as stored.
     remember(data_dir, collection, chunking(settings.chunk_tokens, settings.chunk_overlap), found.seen, set(known))
-    if report.chunks > LOCAL_MODE_LIMIT and not get_settings().qdrant_url:
+    if report.chunks > EMBEDDED_LIMIT and not get_settings().qdrant_url:
         report.warnings.append(
-            f"{report.chunks} chunks is past the {LOCAL_MODE_LIMIT:,} the embedded index was measured at; run a Qdrant "
+            f"{report.chunks} chunks is past the {EMBEDDED_LIMIT:,} the embedded index was measured at; run a Qdrant "
             "server (docker run -p 6333:6333 qdrant/qdrant), set QDRANT_URL=http://localhost:6333 and re-ingest")
         log.warning(report.warnings[-1])
     return report

@@ -1,8 +1,8 @@
-"""Where a query is answered from: the embedded snapshot in local mode, the Qdrant server with QDRANT_URL."""
+"""Where a query is answered from: the embedded snapshot by default, the Qdrant server with QDRANT_URL."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,32 +11,37 @@ from langchain_core.embeddings import Embeddings
 
 from logic.errors import AgentError, IndexMissingError, RetrievalError
 from logic.filters import Scope
-from tools import embedded_export, embedded_index, manifest, qdrant_search, sparse, vectorstore
+from tools import embedded_index, qdrant_search, sparse, vectorstore
 from tools.settings import get_settings
 
-log = logging.getLogger(__name__)
 # Metadata key of a hit's dense vector as stored, when the embedded index returns it (the server path does not).
 VECTOR_KEY = embedded_index.VECTOR_KEY
+LEGACY = "qdrant"  # where earlier versions kept qdrant-client's local mode (tools/embedded_store.py)
 
 
 def snapshot(data_dir: str | Path, collection: str, mode: str) -> embedded_index.Snapshot:
-    """Return the collection's snapshot, exporting it once for an index ingested before snapshots existed."""
+    """Return the collection's published snapshot; an index without one was built by an earlier version."""
     snap = embedded_index.current(data_dir, collection)
     if snap is not None:
         return snap
-    client = vectorstore.open_client(data_dir)
-    try:
-        if not client.collection_exists(collection):
-            raise IndexMissingError(f"collection {collection!r} is in the manifest but not in the index under "
-                                    f"{data_dir}; re-run `rag-agent ingest`")
-        info = manifest.load(data_dir)["collections"].get(collection) or {}
-        log.warning("preparing the embedded index of %r for fast search (once)", collection)
-        embedded_export.export_collection(client, collection, data_dir, {**info, "retrieval": mode})
-    finally:
-        vectorstore.release(data_dir)  # other processes read the snapshot, never Qdrant: let them in
-    snap = embedded_index.current(data_dir, collection)
-    assert snap is not None, "export makes a snapshot current"
-    return snap
+    if Path(data_dir, LEGACY, "collection", collection).exists():
+        raise IndexMissingError(f"the index of collection {collection!r} was built by an earlier version; run "
+                                f"`rag-agent --collection {collection} ingest PATH --recreate` to rebuild it")
+    if (embedded_index.root(data_dir, collection) / ".staging" / "journal.jsonl").exists():
+        raise IndexMissingError(f"collection {collection!r} is being ingested for the first time (or its first "
+                                "ingest stopped); wait for it to finish, or re-run `rag-agent ingest`")
+    raise IndexMissingError(f"collection {collection!r} is in the manifest but its index is missing; "
+                            "re-run `rag-agent ingest`")
+
+
+def iter_texts(data_dir: str | Path, collection: str) -> Iterator[str]:
+    """Yield the indexed text of every chunk: from the Qdrant server with QDRANT_URL, else the snapshot."""
+    if get_settings().qdrant_url:
+        yield from vectorstore.iter_texts(vectorstore.open_client(data_dir), collection)
+        return
+    snap = snapshot(data_dir, collection, vectorstore.DENSE)
+    for row in range(snap.rows):
+        yield snap.document(row).page_content
 
 
 def find(data_dir: str | Path, collection: str, embeddings: Embeddings, vector: list[float], k: int, *,

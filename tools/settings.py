@@ -33,7 +33,7 @@ class Settings(BaseSettings):
     session_ttl: str = Field("24h", description="Idle time after which a thread starts fresh (30m, 24h, 7d; off).")
     log_level: str = Field("ERROR", description="Log level of the CLI (DEBUG, INFO, WARNING, ERROR).")
     api_keys: SecretStr = Field(SecretStr(""), description="user:token pairs the server accepts (RAG_AGENT_API_KEYS).")
-    qdrant_url: str = Field("", validation_alias="QDRANT_URL", description="Qdrant server; empty: local mode.")
+    qdrant_url: str = Field("", validation_alias="QDRANT_URL", description="Qdrant server; empty: the embedded index.")
     qdrant_api_key: SecretStr = Field(SecretStr(""), validation_alias="QDRANT_API_KEY")
     openai_api_key: SecretStr = Field(SecretStr(""), validation_alias="OPENAI_API_KEY",
                                       description="Enables the chat model; without it answers are extractive.")

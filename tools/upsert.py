@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_qdrant import SparseEmbeddings
-from qdrant_client import QdrantClient
 from tqdm import tqdm
 
 from logic.chunking import Passage, chunk_markdown
 from tools import manifest, sources, sparse, vectorstore
+from tools.index_store import IndexStore, Points
 
+# Seconds between manifest saves on the embedded store: pages stored since the last save are embedded
+# again after a crash, which costs less than rewriting the whole manifest after every batch. A big
+# manifest (0.5 s to write at 1M chunks) is saved at most once per SAVE_SHARE of its own write time.
+SAVE_EVERY = 5.0
+SAVE_SHARE = 40
+# Chunks the BM25 average length is measured on (all of them in a smaller first ingest).
+LENGTH_SAMPLE = 20_000
 _ID_NAMESPACE = uuid.UUID("6f1c2a52-52f4-4d0e-9a57-0d6c2d1b7a10")
 
 
@@ -56,13 +64,16 @@ def to_document(chunk: Passage, url: str) -> tuple[str, Document]:
     return point_id, Document(page_content=chunk.embedding_text(), metadata=metadata)
 
 
-def _batches(changed: list[str], chunks: dict[str, list[Passage]], size: int) -> Iterator[list[str]]:
-    """Group pages into batches of about `size` chunks; a page is never split across batches."""
-    batch: list[str] = []
+Page = tuple[str, list[Passage]]
+
+
+def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
+    """Group chunked pages into batches of about `size` chunks; a page is never split across batches."""
+    batch: list[Page] = []
     count = 0
-    for source in changed:
-        batch.append(source)
-        count += len(chunks[source])
+    for page in pages:
+        batch.append(page)
+        count += len(page[1])
         if count >= size:
             yield batch
             batch, count = [], 0
@@ -70,46 +81,87 @@ def _batches(changed: list[str], chunks: dict[str, list[Passage]], size: int) ->
         yield batch
 
 
-def _sparse_encoder(info: dict[str, Any], chunks: dict[str, list[Passage]]) -> SparseEmbeddings | None:
-    """Return a hybrid collection's BM25 encoder, measuring its average chunk length on the first write."""
+def _sparse_encoder(info: dict[str, Any], pages: Iterator[Page]) -> tuple[Any, list[Page]]:
+    """Return a hybrid collection's BM25 encoder and the pages chunked ahead to measure its average length.
+
+    The length is measured on the first write, on up to LENGTH_SAMPLE chunks, and fixed for the
+    collection, so every chunk, old or new, is normalised against the same length.
+    """
     if manifest.retrieval_mode(info) != vectorstore.HYBRID:
-        return None
-    # Fixed once per collection, so every chunk, old or new, is normalised against the same length.
-    if not info.get("bm25_average_length") and chunks:
-        texts = (c.embedding_text() for page in chunks.values() for c in page)
-        info["bm25_average_length"] = round(sparse.average_length(texts), 2)
-    return sparse.encoder(float(info.get("bm25_average_length") or 1.0))
+        return None, []
+    ahead: list[Page] = []
+    if not info.get("bm25_average_length"):
+        count = 0
+        for page in pages:
+            ahead.append(page)
+            count += len(page[1])
+            if count >= LENGTH_SAMPLE:
+                break
+        if ahead:  # nothing to write: measured on the first write that has pages
+            info["bm25_average_length"] = round(sparse.average_length(c.embedding_text() for _, p in ahead
+                                                                      for c in p), 2)
+    return sparse.encoder(float(info.get("bm25_average_length") or 1.0)), ahead
 
 
-def write(client: QdrantClient, collection: str, embeddings: Embeddings, found: sources.Collected,
-           changed: list[str], hashes: dict[str, str], dirty: set[str], data: dict[str, Any], data_dir: Path,
-           settings: Settings) -> int:
-    """Embed and upsert changed pages batch by batch, recording each batch in the manifest once it is stored."""
+def _points(pairs: list[tuple[str, Document]], embeddings: Embeddings, encoder: Any, size: int) -> Points:
+    """Embed a batch's chunks (and encode them for BM25 in a hybrid collection)."""
+    texts = [d.page_content for _, d in pairs]
+    dense = [v for first in range(0, len(texts), size) for v in embeddings.embed_documents(texts[first:first + size])]
+    keywords = None
+    if encoder is not None:
+        keywords = [(list(v.indices), list(v.values)) for v in encoder.embed_documents(texts)]
+    return Points([i for i, _ in pairs], [d for _, d in pairs], np.asarray(dense, dtype=np.float32), keywords)
+
+
+def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sources.Collected,
+          changed: list[str], hashes: dict[str, str], dirty: set[str], data: dict[str, Any], data_dir: Path,
+          settings: Settings) -> int:
+    """Embed and store changed pages batch by batch, recording each batch in the manifest once it is stored.
+
+    Pages are chunked as their batch comes, so memory holds a batch's chunks, not every changed page's.
+    """
     info = data["collections"][collection]
-    chunks = {s: chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap) for s in changed}
-    vstore = vectorstore.store(client, collection, embeddings, validate=False, sparse=_sparse_encoder(info, chunks))
-    total = sum(len(c) for c in chunks.values())
-    done_docs, started = 0, time.perf_counter()
-    with tqdm(total=total, unit="chunk", desc="embedding", disable=not settings.progress) as bar:
-        for batch in _batches(changed, chunks, settings.batch_size):
-            info["pending"] = batch
-            manifest.save(data_dir, data)
-            pairs = [to_document(c, found.docs[s][0]) for s in batch for c in chunks[s]]
-            if pairs:
-                vstore.add_documents([d for _, d in pairs], ids=[i for i, _ in pairs], batch_size=settings.batch_size)
-            # New chunks are in before old ones go, so a changed page is never missing from the index.
-            vectorstore.delete_stale(client, collection, [s for s in batch if s in dirty], {i for i, _ in pairs})
-            for source in batch:
-                info["documents"][source] = hashes[source]
-                # The headings a `section` filter can name, checked before any search.
-                headings = {h for c in chunks[source] for h in c.heading_hierarchy}
-                info.setdefault("sections", {})[source] = sorted(headings)
-                empty = set(info.get("empty", [])) - {source} | ({source} if not chunks[source] else set())
-                info["empty"] = sorted(empty)
-            done_docs += len(batch)
-            bar.update(sum(len(chunks[s]) for s in batch))
-            rate = done_docs / max(time.perf_counter() - started, 1e-9)
-            bar.set_postfix_str(f"{done_docs}/{len(changed)} docs, {rate:.1f} docs/s")
+    pages = ((s, chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap))
+             for s in changed)
+    encoder, ahead = _sparse_encoder(info, pages)
+    total, started, saved, interval = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY
+    with tqdm(total=len(changed), unit="page", desc="embedding", disable=not settings.progress) as bar:
+        for batch in _batches(itertools.chain(ahead, pages), settings.batch_size):
+            names = [s for s, _ in batch]
+            if not store.atomic_batches:  # a batch the server may store in part: cleaned like an update next run
+                info["pending"] = names
+                manifest.save(data_dir, data)
+            try:
+                pairs = [to_document(c, found.docs[s][0]) for s, chunks in batch for c in chunks]
+                store.write(names, _points(pairs, embeddings, encoder, settings.batch_size),
+                            [s for s in names if s in dirty])
+            except BaseException:
+                if store.atomic_batches:  # an interrupted run (Ctrl-C, an error) keeps the pages it finished
+                    store.flush()
+                    manifest.save(data_dir, data)
+                raise
+            _record(info, batch, hashes)
+            if store.atomic_batches and time.monotonic() - saved >= interval:
+                # The manifest is rewritten whole: once a batch it would cost more than the batch at 1M chunks.
+                store.flush()  # durable before the manifest records the pages
+                before = time.monotonic()
+                manifest.save(data_dir, data)
+                saved = time.monotonic()
+                interval = max(SAVE_EVERY, SAVE_SHARE * (saved - before))
+            total += len(pairs)
+            bar.update(len(batch))
+            bar.set_postfix_str(f"{total} chunks, {total / max(time.perf_counter() - started, 1e-9):.1f} chunks/s")
+    store.flush()
     info["pending"] = []
     manifest.save(data_dir, data)
     return total
+
+
+def _record(info: dict[str, Any], batch: list[Page], hashes: dict[str, str]) -> None:
+    """Record a stored batch's pages in the manifest entry: their hashes, headings and emptiness."""
+    for source, chunks in batch:
+        info["documents"][source] = hashes[source]
+        # The headings a `section` filter can name, checked before any search.
+        info.setdefault("sections", {})[source] = sorted({h for c in chunks for h in c.heading_hierarchy})
+        empty = set(info.get("empty", [])) - {source} | ({source} if not chunks else set())
+        info["empty"] = sorted(empty)

@@ -1,17 +1,19 @@
-"""Where chunks live: Qdrant in local mode on disk by default, a Qdrant server when QDRANT_URL is set."""
+"""The Qdrant server side of the index (QDRANT_URL): its client, collection schema, writes and scans.
+
+Without QDRANT_URL the index is the embedded snapshot store (tools/embedded_store.py) and nothing here runs.
+"""
 
 from __future__ import annotations
 
 import atexit
 import threading
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from tools.qdrant_local import connect as _connect
+from logic.errors import StorageError
 from tools.settings import get_settings
 
 # qdrant_client and langchain_qdrant (which imports it) cost most of a cold start, and a turn on the
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from langchain_qdrant import QdrantVectorStore, SparseEmbeddings
     from qdrant_client import QdrantClient, models
 
+    from tools.index_store import Points
+
 DENSE, HYBRID = "dense", "hybrid"
 MODES = (DENSE, HYBRID)
 # The dense vector stays the collection's unnamed default in both modes, so a hybrid index is a dense
@@ -27,39 +31,27 @@ MODES = (DENSE, HYBRID)
 DENSE_VECTOR = ""
 SPARSE_VECTOR = "bm25"
 
-# qdrant-client warns past 20,000 points because its local mode searches in Python; queries here read
-# the embedded snapshot instead (tools/embedded_index.py), and ingest warns at the size measured for it.
-warnings.filterwarnings("ignore", message="Local mode is not recommended", category=UserWarning)
-
 _clients: dict[str, QdrantClient] = {}
 _lock = threading.Lock()
 
 
-def open_client(data_dir: str | Path, *, recreate: str = "") -> QdrantClient:
-    """Return this process's Qdrant client: one per local path, since local mode holds a file lock.
-
-    With `recreate` (a collection about to be rebuilt), an unreadable storage file of that collection,
-    or of the index's own list of collections, is set aside instead of stopping the rebuild.
-    """
-    url = get_settings().qdrant_url or None
-    key = url or str(Path(data_dir, "qdrant").resolve())
+def open_client(data_dir: str | Path) -> QdrantClient:
+    """Return this process's client of the Qdrant server QDRANT_URL names (`data_dir` is not used by a server)."""
+    url = get_settings().qdrant_url
+    if not url:
+        raise StorageError(f"no Qdrant server is configured for the index in {data_dir}: set QDRANT_URL; "
+                           "without it the index is the embedded store in the data folder")
     with _lock:
-        if key not in _clients:
-            _clients[key] = _connect(url, Path(key), recreate)
-        return _clients[key]
+        if url not in _clients:
+            from qdrant_client import QdrantClient
 
-
-def release(data_dir: str | Path) -> None:
-    """Close this process's client of a local index, so other processes may open it."""
-    key = str(Path(data_dir, "qdrant").resolve())
-    with _lock:
-        client = _clients.pop(key, None)
-    if client is not None:
-        client.close()
+            key = get_settings().qdrant_api_key.get_secret_value() or None
+            _clients[url] = QdrantClient(url=url, api_key=key, timeout=10)
+        return _clients[url]
 
 
 def close_clients() -> None:
-    """Close every client (releases local-mode locks; used by tests and at exit)."""
+    """Close every client (used by tests and at exit)."""
     with _lock:
         for client in _clients.values():
             client.close()
@@ -79,22 +71,6 @@ def ensure_collection(client: QdrantClient, name: str, dimension: int, *, mode: 
         )
 
 
-def fast_local_writes(client: QdrantClient, collection: str) -> None:
-    """Let embedded Qdrant commit upserts without an fsync per point (WAL journal, synchronous=NORMAL).
-
-    Local mode commits every point in its own SQLite transaction; with the default journal each one
-    waits for the disk, which costs more than embedding the chunk. WAL keeps the file consistent if
-    the process dies; only an OS crash can lose the last commits, which the next ingest redoes.
-    """
-    local = getattr(client, "_client", None)
-    collections = getattr(local, "collections", None)
-    storage = getattr(getattr(collections.get(collection) if isinstance(collections, dict) else None,
-                              "storage", None), "storage", None)
-    if storage is not None:  # a server, an in-memory collection or another client version: leave it alone
-        storage.execute("PRAGMA journal_mode=WAL")
-        storage.execute("PRAGMA synchronous=NORMAL")
-
-
 def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, validate: bool = True,
           sparse: SparseEmbeddings | None = None) -> QdrantVectorStore:
     """Wrap a collection as a LangChain vector store; with a sparse encoder it writes both vectors."""
@@ -107,6 +83,23 @@ def store(client: QdrantClient, collection: str, embeddings: Embeddings, *, vali
                              validate_embeddings=validate, validate_collection_config=validate,
                              retrieval_mode=mode, vector_name=DENSE_VECTOR, sparse_vector_name=SPARSE_VECTOR,
                              sparse_embedding=sparse)
+
+
+def upsert(client: QdrantClient, collection: str, points: Points) -> None:
+    """Write points as langchain-qdrant does: the text and metadata as payload, the unnamed dense vector, BM25."""
+    from qdrant_client import models
+
+    structs = []
+    for at, (point_id, document) in enumerate(zip(points.ids, points.documents, strict=True)):
+        vector: dict[str, Any] = {DENSE_VECTOR: [float(x) for x in points.dense[at]]}
+        if points.sparse is not None:
+            indices, values = points.sparse[at]
+            vector[SPARSE_VECTOR] = models.SparseVector(indices=list(indices), values=list(values))
+        structs.append(models.PointStruct(id=point_id, vector=vector,
+                                          payload={"page_content": document.page_content,
+                                                   "metadata": document.metadata}))
+    if structs:
+        client.upsert(collection, points=structs, wait=True)
 
 
 def delete_sources(client: QdrantClient, collection: str, sources: list[str]) -> None:

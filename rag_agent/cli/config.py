@@ -42,7 +42,7 @@ def describe(ctx: Context) -> dict[str, str]:
                  if chat_available() else "extractive answers (no OPENAI_API_KEY)"),
         "embeddings": f"{embedder} ({why_embedder})",
         "vector_store": f"Qdrant server {qdrant} (QDRANT_URL)" if qdrant
-        else f"Qdrant local mode in {Path(settings.data_dir, 'qdrant').resolve()} (no QDRANT_URL)",
+        else f"embedded snapshots in {Path(settings.data_dir, 'embedded').resolve()} (no QDRANT_URL)",
         "collection": ctx.collection + (f" ({info['chunks']} chunks)" if info else " (not ingested yet)"),
         "data_dir": str(Path(settings.data_dir).resolve()),
         "score_threshold": f"{value} ({how})",

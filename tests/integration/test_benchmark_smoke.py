@@ -35,6 +35,7 @@ def test_scale(tmp_path: Path) -> None:
     out = run("scale.py", "--smoke", "--data-dir", str(tmp_path / "data"))
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["chunks"] >= 400 and figures["search_p50_ms"] > 0 and figures["turn_p50_ms"] > 0
+    assert 0 < figures["ingest_vs_raw_embedder"] <= 1 and figures["build_rss_mb"] > 0
 
 
 def test_warm_turn(tmp_path: Path) -> None:

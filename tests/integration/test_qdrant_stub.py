@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
 from rag_agent.service import Agent
-from tools import vectorstore
+from tools import embedded_index, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
@@ -78,9 +78,12 @@ def qdrant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Stu
     (tmp_path / "docs" / "isaac.md").write_text(PAGE)
     ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False, retrieval="dense")  # the stub scores dense queries only
-    stored, _ = vectorstore.open_client(tmp_path).scroll("docs", limit=100, with_vectors=True, with_payload=True)
-    vectorstore.close_clients()
-    StubQdrant.points = [{"id": str(p.id), "vector": p.vector, "payload": p.payload} for p in stored]
+    snap = embedded_index.current(tmp_path, "docs")
+    assert snap is not None
+    stored = [snap.document(r) for r in range(snap.rows)]
+    StubQdrant.points = [{"id": d.metadata.pop("_id"), "vector": snap.vectors[r].tolist(),
+                          "payload": {"page_content": d.page_content, "metadata": d.metadata}}
+                         for r, d in enumerate(stored)]
     StubQdrant.requests, StubQdrant.failing = [], True
     server = ThreadingHTTPServer(("127.0.0.1", 0), StubQdrant)
     threading.Thread(target=server.serve_forever, daemon=True).start()

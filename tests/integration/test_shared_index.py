@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_corpus import CORPUS
-from tools import vectorstore
+from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
 
@@ -30,18 +30,20 @@ def data_dir(tmp_path: Path) -> Iterator[str]:
     ingest_folder(root, data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False)
     yield str(tmp_path / "data")
-    vectorstore.close_clients()  # this process held local Qdrant open, as a running ingest would
 
 
 def test_four_ask_processes_answer_while_the_writer_holds_the_index(data_dir: str) -> None:
-    # This process keeps local Qdrant open (and locked), as a running ingest would.
-    assert vectorstore.open_client(data_dir).collection_exists("docs")
+    # This process holds the index's write lock with a started write log, as a running ingest does.
+    writer = EmbeddedStore(data_dir, "docs")
+    assert writer.exists()
+    writer.delete_sources(["isaac-sim.md"])  # written to the log only: readers see it once a merge publishes
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "QDRANT_URL"}
     env |= {"RAG_AGENT_EMBEDDING_MODEL": "hash/256", "HF_HUB_OFFLINE": "1"}
     asks = [subprocess.Popen([sys.executable, "-c", ASK, "--data-dir", data_dir, "ask", "--json", "--threshold",
                               "0.2", "What is Isaac Sim?"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
     results = [(p.wait(timeout=300), *p.communicate()) for p in asks]
+    writer.close()
     for code, out, err in results:
         assert code == 0, err
         answer = json.loads(out)

@@ -45,18 +45,19 @@ def file_size_limit(limit: int) -> Callable[[], None]:
 def test_corrupt_index_file_is_named_and_recreate_recovers(tmp_path: Path) -> None:
     data, folder = tmp_path / "data", docs(tmp_path)
     assert run_cli(data, "ingest", str(folder)).returncode == 0
-    storage = data / "qdrant" / "collection" / "docs" / "storage.sqlite"
-    storage.write_bytes(os.urandom(4096))
-    # Questions are answered from the embedded export, which never reads Qdrant's storage file.
-    assert run_cli(data, "ask", "--threshold", "0", QUESTION).returncode == 0
-    plain = run_cli(data, "ingest", str(folder))  # the one process that opens Qdrant names the damage
+    snapshot = data / "embedded" / "docs" / (data / "embedded" / "docs" / "CURRENT").read_text().strip()
+    (snapshot / "vectors.npy").write_bytes(os.urandom(4096))
+    asked = run_cli(data, "ask", "--threshold", "0", QUESTION)
+    assert asked.returncode == 1 and "re-run ingest" in clean(asked)
+    (folder / "radar.md").write_text("# Radar\n\nA radar measures distance with radio waves.\n")
+    plain = run_cli(data, "ingest", str(folder))  # the merge would read the damaged snapshot: it names it
     output = clean(plain)
     assert plain.returncode == 1
-    assert str(storage) in output and "index" in output and "--recreate" in output
+    assert str(snapshot) in output and "index" in output and "--recreate" in output
     assert "conversation store" not in output
     rebuilt = run_cli(data, "ingest", str(folder), "--recreate")
     assert rebuilt.returncode == 0, clean(rebuilt)
-    assert "added 3" in rebuilt.stdout
+    assert "added 4" in rebuilt.stdout
     again = run_cli(data, "ask", "--threshold", "0", QUESTION)
     assert again.returncode == 0, clean(again)
 
@@ -117,7 +118,7 @@ def test_full_disk_while_writing_the_index_is_named(tmp_path: Path) -> None:
     run = run_cli(data, "ingest", str(folder), setup=file_size_limit(150_000))
     output = clean(run)
     assert run.returncode == 1
-    assert "cannot write the index" in output and str(data / "qdrant") in output and "free disk space" in output
+    assert "cannot write the index" in output and str(data / "embedded") in output and "free disk space" in output
     assert not list(data.glob(".manifest-*"))
     finished = run_cli(data, "ingest", str(folder))  # with space again, the next run completes the index
     assert finished.returncode == 0, clean(finished)

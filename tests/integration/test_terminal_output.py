@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tests.hostile import run_cli
-from tools import vectorstore
+from tools import embedded_index
 
 OSC52 = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"  # writes the clipboard
 CLEAR = "\x1b[2J\x1b[H"
@@ -30,11 +30,10 @@ def test_escapes_in_documents_questions_and_filters_never_reach_the_terminal(tmp
     data = tmp_path / "data"
     ingest = run_cli(data, "ingest", str(docs_with_escapes(tmp_path)))
     assert ingest.returncode == 0, ingest.stderr
-    client = vectorstore.open_client(data)  # indexed text is clean too
-    try:
-        stored = json.dumps([p.payload for p in client.scroll("docs", limit=100, with_payload=True)[0]])
-    finally:
-        vectorstore.close_clients()
+    snap = embedded_index.current(data, "docs")  # indexed text is clean too
+    assert snap is not None
+    stored = json.dumps([{"page_content": d.page_content, "metadata": d.metadata}
+                         for d in (snap.document(r) for r in range(snap.rows))])
     assert "motor driver" in stored and not CONTROL.search(json.loads(stored)[0]["page_content"])
 
     answer = run_cli(data, "ask", "--threshold", "0", f"How do robots move?{OSC52}{CLEAR}")

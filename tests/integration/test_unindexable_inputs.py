@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from tests.hostile import run_cli
-from tools import vectorstore
+from tools import embedded_index
 
 
 def folder(tmp_path: Path) -> Path:
@@ -37,13 +37,11 @@ def test_binaries_outside_links_and_bad_encodings_are_reported_not_indexed(tmp_p
     assert "outside the folder" in report["skipped"]["leak.md"]
     assert "not followed" in report["skipped"]["linked"]
     assert "UTF-8" in report["problems"]["cafe.md"] and "line 1, byte offset 5" in report["problems"]["cafe.md"]
-    client = vectorstore.open_client(data)
-    try:
-        points = client.scroll("docs", limit=1000, with_payload=True)[0]
-    finally:
-        vectorstore.close_clients()
-    text = " ".join(str(p.payload) for p in points)
-    assert {p.payload["metadata"]["source"] for p in points if p.payload} == {"guide/lidar.md", "inside.md", "cafe.md"}
+    snap = embedded_index.current(data, "docs")
+    assert snap is not None
+    points = [snap.document(r) for r in range(snap.rows)]
+    text = " ".join(f"{p.page_content} {p.metadata}" for p in points)
+    assert {p.metadata["source"] for p in points} == {"guide/lidar.md", "inside.md", "cafe.md"}
     assert "hunter2" not in text and "Elsewhere" not in text
 
     plain = run_cli(data, "ingest", str(folder(tmp_path / "again")))

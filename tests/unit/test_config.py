@@ -19,7 +19,7 @@ def test_offline_defaults_are_explained(tmp_path, capsys: pytest.CaptureFixture[
     out = config(capsys, "--data-dir", str(tmp_path))
     assert out["chat"] == "extractive answers (no OPENAI_API_KEY)"
     assert out["embeddings"] == "local/all-MiniLM-L6-v2 (no COHERE_API_KEY: the bundled local model)"
-    assert out["vector_store"].startswith("Qdrant local mode in ") and "(no QDRANT_URL)" in out["vector_store"]
+    assert out["vector_store"].startswith("embedded snapshots in ") and "(no QDRANT_URL)" in out["vector_store"]
     assert out["collection"] == "docs (not ingested yet)"
     assert out["score_threshold"].startswith(f"{manifest.default_threshold('local/all-MiniLM-L6-v2')} (default")
 

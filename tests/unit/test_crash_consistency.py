@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import vectorstore
+from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, ingest_folder
 
@@ -24,37 +24,35 @@ def write(folder: Path, pages: dict[str, str]) -> None:
 
 
 def run(folder: Path, data: Path, recreate: bool = False) -> IngestReport:
-    try:
-        return ingest_folder(folder, data_dir=data, collection="docs", embeddings=HashEmbeddings(64),
-                             embedding_model="hash/64", recreate=recreate, progress=False, batch_size=2)
-    finally:
-        vectorstore.close_clients()  # a killed process releases its lock; so does each run here
+    return ingest_folder(folder, data_dir=data, collection="docs", embeddings=HashEmbeddings(64),
+                         embedding_model="hash/64", recreate=recreate, progress=False, batch_size=2)
 
 
 def stored(data: Path) -> dict[str, int]:
-    client = vectorstore.open_client(data)
-    counts: dict[str, int] = {}
-    for point in client.scroll("docs", limit=10_000, with_payload=True)[0]:
-        source = (point.payload or {})["metadata"]["source"]
-        counts[source] = counts.get(source, 0) + 1
-    vectorstore.close_clients()
-    return counts
+    """Return the chunks per page the index holds: its snapshot and the write log a killed run left."""
+    store = EmbeddedStore(data, "docs")
+    try:
+        counts = store._base_counts()
+        counts.update(store.log.live())
+        return counts
+    finally:
+        store.close()
 
 
 def test_page_stored_then_deleted_before_the_rerun_leaves_no_orphans(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     docs, data = tmp_path / "docs", tmp_path / "data"
     write(docs, PAGES)
-    real = vectorstore.delete_stale
+    real = EmbeddedStore.write
 
     def killed_after_first_batch(*args: object, **kwargs: object) -> None:
         real(*args, **kwargs)  # type: ignore[arg-type]
         raise Killed  # the first batch's chunks are stored; the manifest never records them
 
-    monkeypatch.setattr(vectorstore, "delete_stale", killed_after_first_batch)
+    monkeypatch.setattr(EmbeddedStore, "write", killed_after_first_batch)
     with pytest.raises(Killed):
         run(docs, data)
-    monkeypatch.setattr(vectorstore, "delete_stale", real)
+    monkeypatch.setattr(EmbeddedStore, "write", real)
     assert set(stored(data)) == {"page0.md", "page1.md"}
     (docs / "page0.md").unlink()
     run(docs, data)
@@ -68,9 +66,9 @@ def test_recreate_killed_after_the_drop_is_completed_by_a_plain_rerun(tmp_path: 
     before = stored(data) if run(docs, data) else {}
 
     def killed(*_: object) -> None:
-        raise Killed  # the old collection is gone and an empty one exists
+        raise Killed  # the old collection is dropped and an empty one exists
 
-    monkeypatch.setattr(vectorstore, "fast_local_writes", killed)
+    monkeypatch.setattr(EmbeddedStore, "create", killed)
     with pytest.raises(Killed):
         run(docs, data, recreate=True)
     monkeypatch.undo()

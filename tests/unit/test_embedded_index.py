@@ -11,25 +11,31 @@ from typing import Any
 
 import numpy as np
 import pytest
+from qdrant_client import QdrantClient
 
 from graph.context import Context
-from logic.errors import RetrievalError
+from logic.errors import IndexMissingError, RetrievalError
 from logic.filters import Scope
 from rag_agent.service import Agent
-from tools import embedded_export, embedded_index, qdrant_search, search, vectorstore
+from tools import embedded_index, manifest, qdrant_search, search, sparse, vectorstore
 from tools.embeddings import HashEmbeddings
+from tools.index_store import Points
 from tools.ingest import ingest_folder
 
 
-def test_stored_keyword_vectors_export_as_if_encoded_again(data_dir: str, tmp_path: Path) -> None:
-    client = vectorstore.open_client(data_dir)
-    postings = []
-    for stored in (True, False):
-        folder = embedded_export.export(client, "docs", tmp_path / f"copy-{stored}", hybrid=True,
-                                        average_length=20.0, stored_sparse=stored)
-        postings.append([np.load(folder / f"{name}.npy") for name in ("terms", "starts", "docs")])
-    for reused, encoded in zip(*postings, strict=True):
-        assert np.array_equal(reused, encoded)
+def qdrant_copy(data_dir: str) -> QdrantClient:
+    """Load the snapshot's chunks into an in-memory Qdrant, as ingest would write them to a server."""
+    snap = embedded_index.current(data_dir, "docs")
+    assert snap is not None
+    info = manifest.load(data_dir)["collections"]["docs"]
+    client = QdrantClient(":memory:")
+    vectorstore.ensure_collection(client, "docs", int(snap.vectors.shape[1]), mode="hybrid")
+    documents = [snap.document(r) for r in range(snap.rows)]
+    ids = [str(d.metadata.pop("_id")) for d in documents]
+    keywords = sparse.encoder(float(info["bm25_average_length"])).embed_documents([d.page_content for d in documents])
+    vectorstore.upsert(client, "docs", Points(ids, documents, np.asarray(snap.vectors),
+                                              [(list(k.indices), list(k.values)) for k in keywords]))
+    return client
 
 
 def test_filters_keep_search_within_the_named_pages(data_dir: str) -> None:
@@ -50,8 +56,8 @@ def test_a_scope_admits_the_same_chunks_from_the_snapshot_and_from_qdrant(data_d
     question = "How is synthetic data made, and how long is bread baked?"
     vector = embeddings.embed_query(question)
     embedded = search.find(data_dir, "docs", embeddings, vector, 10, mode="hybrid", text=question, scope=where)
-    qdrant = qdrant_search.search(vectorstore.open_client(data_dir), "docs", embeddings, vector, 10, mode="hybrid",
-                                text=question, scope=where)
+    qdrant = qdrant_search.search(qdrant_copy(data_dir), "docs", embeddings, vector, 10, mode="hybrid",
+                                  text=question, scope=where)
     assert {d.metadata["chunk_id"] for d, _ in embedded} == {d.metadata["chunk_id"] for d, _ in qdrant}
     assert embedded and {d.metadata["source"] for d, _ in embedded} == set(where.sources)
     for document, _ in embedded if where.headings else []:
@@ -68,14 +74,14 @@ def test_a_damaged_snapshot_is_a_retrieval_error_naming_the_fix(data_dir: str) -
         search.find(data_dir, "docs", embeddings, embeddings.embed_query("bread"), 5)
 
 
-def test_an_index_from_before_snapshots_is_exported_on_first_search(data_dir: str) -> None:
+def test_an_index_from_before_snapshots_asks_for_a_rebuild(data_dir: str) -> None:
     shutil.rmtree(embedded_index.root(data_dir, "docs"))
+    (Path(data_dir) / "qdrant" / "collection" / "docs").mkdir(parents=True)  # what local mode left
     embedded_index._open.clear()
     embeddings = HashEmbeddings(256)
-    hits = search.find(data_dir, "docs", embeddings, embeddings.embed_query("knead bread dough"), 3, mode="hybrid",
-                       text="knead bread dough")
-    assert hits and hits[0][0].metadata["source"] == "baking.md"
-    assert embedded_index.current(data_dir, "docs") is not None
+    with pytest.raises(IndexMissingError, match="built by an earlier version.*--recreate"):
+        search.find(data_dir, "docs", embeddings, embeddings.embed_query("knead bread dough"), 3, mode="hybrid",
+                    text="knead bread dough")
 
 
 def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +92,6 @@ def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path, monkeyp
     def ingest() -> None:
         ingest_folder(docs, data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
                       embedding_model="hash/256", progress=False)
-        vectorstore.close_clients()
 
     ingest()
     monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
@@ -99,7 +104,8 @@ def test_a_running_agent_sees_what_the_next_ingest_added(tmp_path: Path, monkeyp
         answer = agent.ask("What does a lidar scanner measure?", "b")
     assert answer["status"] == "grounded" and answer["citations"][0]["source"] == "lidar.md"
     # Each ingest published a new snapshot; the one before it stays for readers still holding it.
-    assert len([p for p in embedded_index.root(tmp_path / "data", "docs").iterdir() if p.is_dir()]) == 2
+    snapshots = [p for p in embedded_index.root(tmp_path / "data", "docs").iterdir() if p.is_dir()]
+    assert len([p for p in snapshots if not p.name.startswith(".")]) == 2  # .staging: the write log
 
 
 def synthetic_snapshot(folder: Path, pages: int, rows_per_page: int, dimension: int = 8) -> embedded_index.Snapshot:

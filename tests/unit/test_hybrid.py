@@ -15,7 +15,7 @@ import tools.embeddings
 from graph.context import Context
 from logic.errors import IndexMismatchError
 from rag_agent.cli.commands import main
-from tools import manifest, vectorstore
+from tools import embedded_index, manifest
 from tools.ingest import ingest_folder
 
 VOCABULARY = ("robot", "wheel", "gripper", "camera")
@@ -110,8 +110,8 @@ def test_switching_mode_needs_recreate(tmp_path: Path) -> None:
     with pytest.raises(IndexMismatchError, match="--recreate --retrieval hybrid"):
         build(tmp_path, "hybrid")
     assert build(tmp_path, "hybrid", recreate=True).retrieval == "hybrid"
-    client = vectorstore.open_client(tmp_path / "data")
-    assert vectorstore.SPARSE_VECTOR in (client.get_collection("docs").config.params.sparse_vectors or {})
+    snap = embedded_index.current(tmp_path / "data", "docs")
+    assert snap is not None and snap.hybrid and snap.terms is not None and len(snap.terms)
 
 
 def test_cli_switch_without_recreate_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

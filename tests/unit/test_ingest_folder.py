@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qdrant_client import QdrantClient
 
 from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, page_html
 from tests.unit.test_ingest_site import CountingEmbeddings, payloads
 from tools import ingest as ingest_module
 from tools import manifest, vectorstore
+from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import Settings, ingest, ingest_folder
 from tools.sources import collect
@@ -70,9 +72,11 @@ def test_interrupted_run_leaves_a_usable_index_and_the_next_run_completes_it(tmp
     with pytest.raises(KeyboardInterrupt):
         run(root, data, Crashing(256), batch_size=2)
     info = manifest.load(data)["collections"]["docs"]
-    assert 0 < len(info["documents"]) < 7 and info["pending"]
-    stored = {p["metadata"]["source"] for _, p in payloads(data)}
-    assert set(info["documents"]) <= stored  # every recorded page is fully searchable
+    assert 0 < len(info["documents"]) < 7
+    store = EmbeddedStore(data, "docs")
+    stored = store.stored_sources()
+    store.close()
+    assert set(info["documents"]) <= stored  # every recorded page is fully stored
     report = run(root, data, HashEmbeddings(256), batch_size=2)
     assert report.added == 7 - len(info["documents"]) and report.unchanged == len(info["documents"])
     clean = tmp_path / "clean"
@@ -80,14 +84,14 @@ def test_interrupted_run_leaves_a_usable_index_and_the_next_run_completes_it(tmp
     assert sorted(pid for pid, _ in payloads(data)) == sorted(pid for pid, _ in payloads(clean))
 
 
-def test_local_mode_warns_past_its_comfortable_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ingest_module, "LOCAL_MODE_LIMIT", 3)
+def test_embedded_store_warns_past_its_comfortable_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ingest_module, "EMBEDDED_LIMIT", 3)
     report = run(make_folder(tmp_path / "docs"), tmp_path / "data", HashEmbeddings(256))
     assert report.warnings and "QDRANT_URL" in report.warnings[0]
 
 
 def test_server_mode_indexes_source_and_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    local = vectorstore.open_client(tmp_path / "data")
+    local = QdrantClient(":memory:")  # stands in for the server
     indexed: list[str] = []
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # never contacted: the client is replaced below
     monkeypatch.setattr(vectorstore, "open_client", lambda _, **_kw: local)

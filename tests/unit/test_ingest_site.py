@@ -11,7 +11,7 @@ import pytest
 
 from logic.errors import IndexMismatchError, InvalidInputError
 from tests.unit.site import NOISE, PAGES, Site, write_site
-from tools import manifest, vectorstore
+from tools import embedded_index, manifest
 from tools.crawl import Fetcher
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, Settings, ingest
@@ -48,9 +48,10 @@ def run(site: Site, data: Path, embeddings: HashEmbeddings | None = None, **kwar
 
 
 def payloads(data: Path) -> list[tuple[str, dict[str, Any]]]:
-    client = vectorstore.open_client(data)
-    points, _ = client.scroll("docs", limit=1000, with_payload=True)
-    return [(str(p.id), dict(p.payload or {})) for p in points]
+    snap = embedded_index.current(data, "docs")
+    assert snap is not None
+    docs = [snap.document(r) for r in range(snap.rows)]
+    return [(str(d.metadata.pop("_id")), {"page_content": d.page_content, "metadata": d.metadata}) for d in docs]
 
 
 def test_sitemap_index_is_crawled_into_deep_linked_chunks(site: Site, tmp_path: Path) -> None:
