@@ -170,19 +170,12 @@ def build(data_dir: Path, chunks: int, embedder: str, corpus: Path) -> None:
             merged[0] += time.perf_counter() - at
 
     embedded_export.merge = timed_merge  # type: ignore[assignment]
-    # The snapshot's passage vectors (tools/sentence_store.py) reuse the textbook's from the first snapshot; the
-    # synthetic passages get synthetic vectors too, as the chunks do, instead of a bundled-embedder pass over 1M.
-    import tools.embeddings
-
-    bundled = tools.embeddings.get_embeddings
-    tools.embeddings.get_embeddings = lambda name: synthetic if name == embedder else bundled(name)  # type: ignore
+    # Ingest embeds the snapshot's passage vectors (tools/sentence_store.py) with the embedder it is given: the
+    # synthetic passages get synthetic vectors, timed with the chunks'; the textbook's are reused by text.
     padded = time.perf_counter()
-    try:
-        report = ingest(sources.Collected(docs=synthetic_pages(real, max(chunks - real.rows, 0)), complete=False),
-                        data_dir=data_dir, collection=COLLECTION, embeddings=synthetic, embedding_model=embedder,
-                        settings=Settings(progress=False, retrieval="hybrid"))
-    finally:
-        tools.embeddings.get_embeddings = bundled  # type: ignore[assignment]
+    report = ingest(sources.Collected(docs=synthetic_pages(real, max(chunks - real.rows, 0)), complete=False),
+                    data_dir=data_dir, collection=COLLECTION, embeddings=synthetic, embedding_model=embedder,
+                    settings=Settings(progress=False, retrieval="hybrid"))
     done = time.perf_counter()
     # The store's cost per chunk: everything ingest did for the synthetic pages but embed them.
     overhead = (done - padded - synthetic.seconds) / max(report.embedded, 1)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from tools import ann, sentence_store, staging
 from tools.embedded_index import CURRENT, Snapshot, root, source_map
@@ -27,9 +28,11 @@ _BLOCK = 20_000  # rows per block read from the base snapshot
 class SnapshotWriter:
     """Write a new snapshot folder row by row: vectors, payloads, sources, headings, then its indexes."""
 
-    def __init__(self, folder: Path, dimension: int, hybrid: bool, embedding_model: str = "") -> None:
+    def __init__(self, folder: Path, dimension: int, hybrid: bool, embedding_model: str = "",
+                 passages: Embeddings | None = None) -> None:
         folder.mkdir(parents=True)
-        self.folder, self.hybrid, self.rows, self.embedding_model = folder, hybrid, 0, embedding_model
+        self.folder, self.hybrid, self.rows = folder, hybrid, 0
+        self.embedding_model, self.passages = embedding_model, passages
         self.vectors = NpyWriter(folder / "vectors.npy", np.float32, (dimension,))
         self.payloads = open(folder / "payloads.jsonl", "wb")  # noqa: SIM115 - closed by finish()
         self.offsets = NpyWriter(folder / "offsets.npy", np.int64)
@@ -69,18 +72,18 @@ class SnapshotWriter:
         vectors = cast(np.ndarray[Any, Any], FileRows(self.folder / "vectors.npy"))
         write_indexes(self.folder, vectors, np.load(self.folder / "source_ids.npy"), len(self.sources))
         # The extractive answerer's passage vectors (bundled embedder only), reusing the current snapshot's.
-        sentence_store.write_for(self.folder, self.embedding_model, self.folder.parent / CURRENT)
+        sentence_store.write_for(self.folder, self.embedding_model, self.folder.parent / CURRENT, self.passages)
         meta = {"sources": list(self.sources), "hybrid": self.hybrid, "rows": self.rows, "format": FORMAT}
         (self.folder / "meta.json").write_text(json.dumps(meta, ensure_ascii=False))
 
 
 def merge(data_dir: str | Path, collection: str, log: staging.Log, folder: Path, *, dimension: int,
-          hybrid: bool, embedding_model: str = "") -> Path:
+          hybrid: bool, embedding_model: str = "", passages: Embeddings | None = None) -> Path:
     """Write the current snapshot's surviving rows, then the log's live rows, as a new snapshot, and publish it."""
     base_dir = root(data_dir, collection)
     base = None if log.reset else _current(base_dir)
     name = uuid.uuid4().hex
-    writer = SnapshotWriter(base_dir / f".tmp-{name}", dimension, hybrid, embedding_model)
+    writer = SnapshotWriter(base_dir / f".tmp-{name}", dimension, hybrid, embedding_model, passages)
     base_rows: list[tuple[Snapshot, np.ndarray[Any, Any]]] = []
     if base is not None and base.rows:
         base_rows.append((base, _copy_base(writer, base, log)))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from logic.errors import IndexMismatchError, StorageError
 from tools import embedded_export, staging
@@ -143,7 +144,7 @@ class EmbeddedStore:
             for line in handle:
                 yield str(json.loads(line).get("page_content", ""))
 
-    def finish(self, info: dict[str, Any], changed: bool) -> None:
+    def finish(self, info: dict[str, Any], changed: bool, embeddings: Embeddings | None = None) -> None:
         """Merge the log into a new snapshot and publish it, when anything changed or there is none yet."""
         if not changed and self.log.empty() and self.exists():
             return
@@ -156,7 +157,7 @@ class EmbeddedStore:
         try:
             embedded_export.merge(self.data_dir, self.collection, self.log, self.folder, dimension=dimension,
                                   hybrid=self.hybrid or info.get("retrieval") == "hybrid",
-                                  embedding_model=str(info.get("embedding_model") or ""))
+                                  embedding_model=str(info.get("embedding_model") or ""), passages=embeddings)
         except (ValueError, KeyError, IndexError) as exc:  # bytes that do not parse: a damaged segment
             raise StorageError(f"the index's write log in {self.folder} is unreadable ({type(exc).__name__}: "
                                f"{exc}); rebuild the index with `rag-agent --collection {self.collection} ingest "

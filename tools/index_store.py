@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 
 
 @dataclass
@@ -56,8 +57,11 @@ class IndexStore(Protocol):
     def iter_texts(self) -> Iterator[str]:
         """Yield the indexed text of every chunk."""
 
-    def finish(self, info: dict[str, Any], changed: bool) -> None:
-        """Publish what was written to readers (the embedded store merges it into a new snapshot)."""
+    def finish(self, info: dict[str, Any], changed: bool, embeddings: Embeddings | None = None) -> None:
+        """Publish what was written to readers (the embedded store merges it into a new snapshot).
+
+        `embeddings` is ingest's embedder: the embedded store embeds the answerer's passages with it.
+        """
 
     def close(self) -> None:
         """Release the store (the embedded store's write lock)."""

@@ -195,7 +195,7 @@ def _ingest(store: IndexStore, found: sources.Collected, data_dir: Path, collect
                                    settings)
     if touched:
         manifest.new_version(info)
-    store.finish(info, touched)  # the embedded store publishes its new snapshot to readers here
+    store.finish(info, touched, embeddings)  # the embedded store publishes its new snapshot to readers here
     report.chunks, report.retrieval = store.count(), manifest.retrieval_mode(info)
     # Term statistics cover the whole collection, so they are recounted after every change.
     lexicon_store.save(data_dir, collection, lexical.build(store.iter_texts()))

@@ -145,10 +145,11 @@ def write(folder: Path, embeddings: Embeddings, model: str, previous: Path | Non
     return embedded
 
 
-def write_for(folder: Path, embedding_model: str, pointer: Path) -> int:
+def write_for(folder: Path, embedding_model: str, pointer: Path, embeddings: Embeddings | None = None) -> int:
     """Write the passage vectors of a snapshot ingested with `embedding_model`: the bundled embedder only.
 
-    `pointer` is the collection's CURRENT file, naming the previous snapshot, whose vectors are reused.
+    `pointer` is the collection's CURRENT file, naming the previous snapshot, whose vectors are reused;
+    `embeddings` is the embedder ingest used (by default the one the name loads).
 
     A paid embedder (Cohere) would bill every passage of the index, and the answerer asks none but the
     bundled one for cosines (nodes/generate_grounded.py `_similarity`).
@@ -161,7 +162,7 @@ def write_for(folder: Path, embedding_model: str, pointer: Path) -> int:
         previous: Path | None = pointer.parent / pointer.read_text().strip()
     except OSError:  # the first snapshot
         previous = None
-    return write(folder, get_embeddings(embedding_model), embedding_model, previous)
+    return write(folder, embeddings or get_embeddings(embedding_model), embedding_model, previous)
 
 
 def cosines(embeddings: Embeddings, store: Store | None, query: str, texts: list[str]) -> list[float]:

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
+
 from tools import vectorstore
 from tools.index_store import Points
 
@@ -60,7 +62,7 @@ class ServerStore:
         """Yield every chunk's text."""
         return vectorstore.iter_texts(self.client, self.collection)
 
-    def finish(self, info: dict[str, Any], changed: bool) -> None:
+    def finish(self, info: dict[str, Any], changed: bool, embeddings: Embeddings | None = None) -> None:
         """Nothing to publish: the server serves what it stores."""
 
     def close(self) -> None:
