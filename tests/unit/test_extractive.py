@@ -8,9 +8,16 @@ BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for t
           "The oven must be hot before baking starts.")
 
 
-def test_picks_the_sentence_matching_the_query() -> None:
-    assert extract_answer("How long should I knead the dough?", [BAKING], max_sentences=1) == [
-        (0, "Knead the dough for ten minutes until smooth.")
+def test_picks_the_paragraph_matching_the_query_whole() -> None:
+    chunk = ("Bread dough needs flour, water, yeast and salt. Weigh them before you start.\n\n"
+             "Knead the dough for ten minutes until smooth. Rest it under a cloth for an hour, then shape it "
+             "into a loaf, score the top with a sharp knife, dust it with flour and leave it to rise again "
+             "until it has doubled in size, which takes about forty minutes in a warm kitchen.")
+    assert extract_answer("How long should I knead the dough?", [chunk]) == [
+        (0, "Knead the dough for ten minutes until smooth."),
+        (0, "Rest it under a cloth for an hour, then shape it into a loaf, score the top with a sharp knife, dust "
+            "it with flour and leave it to rise again until it has doubled in size, which takes about forty "
+            "minutes in a warm kitchen."),
     ]
 
 
@@ -27,10 +34,43 @@ def test_plural_query_matches_singular_text() -> None:
 
 
 def test_answer_is_in_reading_order_and_bounded() -> None:
-    picked = extract_answer("oven dough knead flour", [BAKING], max_sentences=2)
-    assert len(picked) == 2
-    positions = [BAKING.index(sentence) for _, sentence in picked]
+    long = " ".join(f"Step {n} of the oven routine warms the dough a little more before baking." for n in range(40))
+    picked = extract_answer("oven dough knead flour", [BAKING + "\n\n" + long], max_words=60)
+    positions = [(BAKING + long).index(sentence) for _, sentence in picked]
     assert positions == sorted(positions)
+    assert sum(len(text.split()) for _, text in picked) <= 60
+
+
+def test_a_question_whose_answer_is_the_code_block_gets_the_code_block() -> None:
+    chunk = ("Cargo can build your project with optimizations.\n\n"
+             "When your project is finally ready for release, compile it with optimizations:\n\n"
+             "```console\n$ cargo build --release\n```\n\n"
+             "This command will create an executable in target/release instead of target/debug.\n\n"
+             "## Cargo as Convention\n\nWith simple projects, Cargo doesn't provide a lot of value over rustc.")
+    answer = render(extract_answer("How do I build an optimized binary for release?", [chunk]))
+    assert "```console\n$ cargo build --release\n```" in answer
+    assert "target/release" in answer  # the line after the command says where the binary goes
+    assert "Convention" not in answer and "rustc" not in answer
+
+
+def test_a_code_block_cut_by_the_chunk_ends_at_its_last_whole_statement() -> None:
+    chunk = ("Randomize the world with this class:\n\n```python\nclass Randomizer:\n    def __init__(self, world):\n"
+             "        self.world = world\n        self.params = {\n            'mass_range': [0.8, 1.2],\n")
+    answer = render(extract_answer("How do I randomize the world?", [chunk]))
+    assert "self.world = world\n…\n```" in answer and "mass_range" not in answer
+
+
+def test_a_block_holding_only_a_template_directive_is_not_quoted() -> None:
+    chunk = ("Run the tests with cargo test and read the output below.\n\n"
+             "```console\n{{#include ../listings/ch11/output.txt}}\n```\n")
+    answer = render(extract_answer("How do I run the tests?", [chunk]))
+    assert "cargo test" in answer and "{{#include" not in answer
+
+
+def test_a_lead_in_whose_list_was_cut_off_does_not_end_the_answer_mid_sentence() -> None:
+    chunk = "Domain randomization is a technique that randomizes simulation parameters to make policies robust:"
+    answer = render(extract_answer("What is domain randomization?", [chunk]))
+    assert answer.endswith("robust: … [1]")
 
 
 def test_no_chunks_means_no_answer() -> None:
