@@ -203,6 +203,13 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
         elif _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [*picked, j]) > max_words:
             break
         picked.append(j)
+    # Still a one-liner (a setting's second paragraph): what comes before it in its section says what it is.
+    for j in range(picked[0] - 1, -1, -1):
+        unit, after = candidates[j][1], candidates[j + 1][1]
+        if candidates[j][0] != chunk or after.position != unit.position + 1 or unit.section != after.section \
+                or _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [j, *picked]) > max_words:
+            break
+        picked.insert(0, j)
     return picked
 
 

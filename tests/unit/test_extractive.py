@@ -260,3 +260,16 @@ def test_the_blocks_that_follow_the_chosen_step_are_quoted_with_it() -> None:
     answer = render(extract_answer("I want red headings. How do I add my own stylesheet on top of the theme?",
                                   [chunk], max_sentences=2))
     assert "color: red;" in answer and "extra_css:\n  - style.css" in answer
+
+
+def test_a_one_line_answer_is_quoted_with_the_paragraph_before_it_in_its_section() -> None:
+    chunk = ("Determines the address used when running the dev server. Must be of the format `IP:PORT`.\n\n"
+             "Allows a custom default to be set without passing the option every time the server starts.\n\n"
+             "## Other settings\n\nThe theme decides the colours of every default page of the site.")
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "custom default" in t else 0.1 for t in texts]
+
+    answer = render(extract_answer("Can I set a custom default address so I don't pass the option every time?",
+                                   [chunk], similarity=similarity))
+    assert "`IP:PORT`" in answer and "custom default" in answer and "colours" not in answer
