@@ -16,6 +16,10 @@ _THANKS = re.compile(r"\b(thanks|thank|thx|ty|cheers)\b", re.IGNORECASE)
 _BYE = re.compile(r"\b(bye|goodbye|see you)\b", re.IGNORECASE)
 # Pronouns that stand for the previous topic and can be replaced by it in place.
 _REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that)\b", re.IGNORECASE)
+# "these"/"those" standing alone right after the question's verb ("Can those call …?", "Do these run …?"): a
+# pronoun for the previous topic, replaced like "they".
+_PLURAL_PRONOUN = re.compile(r"^(\s*(?:and\s+)?(?:can|could|do|does|will|would|should|must)\s+)"
+                             r"(these|those)\b(?!\s+(?:of|in|on|for|with)\b)(?=\s+[a-z]+\s)", re.IGNORECASE)
 # Anaphors that refer back but cannot simply be swapped for a noun phrase, including "which one"
 # and "this"/"that" before a noun ("this method", "that setting") or starting a relative clause.
 _REFERRING = re.compile(
@@ -38,7 +42,8 @@ _ACTION = re.compile(r"^\s*(?:(?:how|where|when|why|what)\s+(?:do|can|could|shou
 _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|those)\s+", re.IGNORECASE)
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
-    r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so)\b.*$",
+    r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so|go|goes|belong|belongs|live|"
+    r"lives|run|runs|happen|happens)\b.*$",
     re.IGNORECASE,
 )
 # "it's" is "it is": the pronoun and its verb, replaced together.
@@ -92,6 +97,9 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     if not previous_query or not is_followup(question):
         return question
     subject = subject_of(previous_query)
+    plural = _PLURAL_PRONOUN.match(question)
+    if plural and subject and not _REFERRING.search(question[plural.end():]):
+        return f"{plural.group(1)}{subject}{question[plural.end():]}"
     if _REFERRING.search(question) or not subject:
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"
     match = _REPLACEABLE.search(question)

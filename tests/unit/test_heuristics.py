@@ -122,6 +122,8 @@ def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(ques
      "And how should my own MkDocs plugin log warnings?"),
     ("How come I can use * on it like a reference?", "What is Box<T> good for?",
      "How come I can use * on Box<T> like a reference?"),
+    ("Can those call my private functions?", "Where should integration tests go?",
+     "Can integration tests call my private functions?"),
     # "it's" is "it is": the verb stays.
     ("What if it's an organization site instead?", "How do I deploy my docs to GitHub Pages?",
      "What if my docs is an organization site instead?"),
