@@ -273,3 +273,15 @@ def test_a_one_line_answer_is_quoted_with_the_paragraph_before_it_in_its_section
     answer = render(extract_answer("Can I set a custom default address so I don't pass the option every time?",
                                    [chunk], similarity=similarity))
     assert "`IP:PORT`" in answer and "custom default" in answer and "colours" not in answer
+
+
+def test_an_answer_split_over_three_sections_quotes_each_of_them() -> None:
+    chunks = ["Isaac Sim needs an NVIDIA RTX graphics card to render its scenes.",
+              "Isaac Sim needs at least 32 GB of memory for larger scenes.",
+              "Isaac Sim needs Ubuntu 22.04 or Windows 10 as its operating system."]
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "RTX" in t else 0.5 for t in texts]
+
+    picked = extract_answer("What hardware and system does Isaac Sim need?", chunks, similarity=similarity)
+    assert [rank for rank, _ in picked] == [0, 1, 2]
