@@ -130,7 +130,8 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     best = order[0]
     # Passages are read from every quotable unit, not only those sharing the question's words: the sentence
     # after the one that names the subject is often the one that answers.
-    pool = [(i, u) for i, u in found if not _asks(u) and i not in meta]
+    chosen = set(candidates)  # all of them when nothing else was left (a page of review questions)
+    pool = [(i, u) for i, u in found if (i, u) in chosen or (not _asks(u) and i not in meta)]
     where = {c: p for p, c in enumerate(pool)}
     # The passage, not a mosaic of sentences: the best unit's paragraph with the block it introduces, then
     # what directly follows it in its chunk while the quote is short (the command after "run this:").
