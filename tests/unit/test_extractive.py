@@ -289,6 +289,6 @@ def test_an_answer_split_over_three_sections_quotes_each_of_them() -> None:
 
 def test_a_chunk_of_review_questions_alone_is_still_quoted() -> None:
     review = ("1. What are the three main components of a URDF link?\n"
-              "2. Explain the difference between visual and collision properties in URDF.")
+              "2. Why do visual and collision properties differ in URDF?")
     picked = extract_answer("What are the components of a URDF link?", [review])
     assert picked and "URDF link" in picked[0][1]
