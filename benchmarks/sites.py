@@ -214,6 +214,8 @@ def dump_rows(name: str, records: list[dict[str, Any]], texts: dict[str, str]) -
             "passage_rank": eval_passages.passage_rank(r, texts) if keywords else None,
             "citations": [{"source": c["source"], "text": texts.get(c["chunk_id"], "")[:600]} for c in r["citations"]],
             "retrieved": [x["source"] for x in r["retrieved"]],
+            "retrieved_relevance": [x.get("relevance") for x in r["retrieved"]],
+            "retrieved_ids": r.get("retrieved_ids") or [],
         })
     return rows
 

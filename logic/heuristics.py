@@ -16,6 +16,10 @@ _THANKS = re.compile(r"\b(thanks|thank|thx|ty|cheers)\b", re.IGNORECASE)
 _BYE = re.compile(r"\b(bye|goodbye|see you)\b", re.IGNORECASE)
 # Pronouns that stand for the previous topic and can be replaced by it in place.
 _REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that)\b", re.IGNORECASE)
+# "these"/"those" standing alone right after the question's verb ("Can those call …?", "Do these run …?"): a
+# pronoun for the previous topic, replaced like "they".
+_PLURAL_PRONOUN = re.compile(r"^(\s*(?:and\s+)?(?:can|could|do|does|will|would|should|must)\s+)"
+                             r"(these|those)\b(?!\s+(?:of|in|on|for|with)\b)(?=\s+[a-z]+\s)", re.IGNORECASE)
 # Anaphors that refer back but cannot simply be swapped for a noun phrase, including "which one"
 # and "this"/"that" before a noun ("this method", "that setting") or starting a relative clause.
 _REFERRING = re.compile(
@@ -28,15 +32,22 @@ _EXPLETIVE = re.compile(r"\bit(?:'s|’s|\s+is|\s+was)?\s+(?:rain|snow|hail|stor
                         re.IGNORECASE)
 _FRAME = re.compile(
     r"^\s*(?:(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
-    r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|tell me (?:more )?about\s+|explain\s+|describe\s+|"
-    r"show me\s+|define\s+)(?:(?:a|an|the)\s+)?",
+    r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|(?:can|could|should|do|may)\s+(?:i|we|you)\s+|"
+    r"tell me (?:more )?about\s+|explain\s+|describe\s+|show me\s+|define\s+)",
     re.IGNORECASE,
 )
+# "How do I deploy my docs?", "Can I get X?": the asker's own action, whose subject is the verb's object.
+_ACTION = re.compile(r"^\s*(?:(?:how|where|when|why|what)\s+(?:do|can|could|should|would|will|did)\s+|"
+                     r"(?:can|could|should|do|may)\s+)(?:i|we|you)\s+\w", re.IGNORECASE)
+_DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|those)\s+", re.IGNORECASE)
 _STOP = re.compile(
-    r"\s+(?:used|use|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|with|and|"
-    r"to|from|when|if|help|helps|relate|relates)\b.*$",
+    r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
+    r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so|go|goes|belong|belongs|live|"
+    r"lives|run|runs|happen|happens)\b.*$",
     re.IGNORECASE,
 )
+# "it's" is "it is": the pronoun and its verb, replaced together.
+_ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
 
 CHITCHAT_REPLY = "Hello! Ask me a question about the documentation and I'll answer with the sections I used."
@@ -57,10 +68,21 @@ def chitchat_reply(text: str) -> str | None:
 
 
 def subject_of(query: str) -> str:
-    """Return the topic phrase of a standalone question ("What is Isaac Sim?" → "Isaac Sim")."""
+    """Return the topic phrase of a standalone question ("What is Isaac Sim?" → "Isaac Sim").
+
+    For an action ("How do I create a lockfile?") the topic is what is acted on ("the lockfile"), so that a
+    pronoun standing for it is replaced by a noun phrase ("Can I export it?" → "Can I export the lockfile?"),
+    never by a verb phrase.
+    """
     core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
-    short = _STOP.sub("", core).strip()
-    return short or core
+    short = _STOP.sub("", core).strip() or core
+    if _ACTION.match(query):
+        determiner = _DETERMINER.search(short)
+        words = short.split()
+        # "start writing my own plugin" → "my own plugin"; "install Python 3.12" → "Python 3.12".
+        short = short[determiner.start():] if determiner else " ".join(words[1:]) if len(words) > 1 else short
+    # Named once already, "a validator" is now "the validator".
+    return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 
 
 def is_followup(question: str) -> bool:
@@ -75,13 +97,19 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     if not previous_query or not is_followup(question):
         return question
     subject = subject_of(previous_query)
+    plural = _PLURAL_PRONOUN.match(question)
+    if plural and subject and not _REFERRING.search(question[plural.end():]):
+        return f"{plural.group(1)}{subject}{question[plural.end():]}"
     if _REFERRING.search(question) or not subject:
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"
     match = _REPLACEABLE.search(question)
     assert match is not None
     word = match.group(1).lower()
+    rest = question[match.end():]
+    if word == "it" and _ITS_VERB.match(rest):  # "What if it's an organization site?" → "… my docs is …"
+        return f"{question[: match.start()]}{subject} is{rest[2:]}"
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
-    return question[: match.start()] + replacement + question[match.end():]
+    return question[: match.start()] + replacement + rest
 
 
 RESET_COMMANDS = frozenset({"/reset", "/clear", "/new"})

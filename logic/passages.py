@@ -71,6 +71,8 @@ class Unit:
     lead: str
     body: str
     position: int
+    paragraph: int = 0  # the passage it belongs to: a paragraph with the block its last sentence introduces
+    section: int = 0  # how many headings come before it in its chunk
 
     @property
     def text(self) -> str:
@@ -78,9 +80,12 @@ class Unit:
         return plain(f"{self.lead} {self.body}")
 
 
-def _group(lines: list[str]) -> list[tuple[Kind | Literal["prose"], list[str]]]:
-    """Group consecutive lines into fenced code, table, list and prose runs."""
-    groups: list[tuple[Kind | Literal["prose"], list[str]]] = []
+Group = Literal["prose", "cut"]
+
+
+def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
+    """Group consecutive lines into fenced code (`cut` when the chunk ends inside it), table, list and prose runs."""
+    groups: list[tuple[Kind | Group, list[str]]] = []
     fence: list[str] | None = None
     for line in lines:
         if fence is not None:
@@ -93,7 +98,7 @@ def _group(lines: list[str]) -> list[tuple[Kind | Literal["prose"], list[str]]]:
             fence = [line]
             continue
         stripped = line.strip()
-        kind: Kind | Literal["prose"] = (
+        kind: Kind | Group = (
             "table" if stripped.startswith("|") else "list" if _BULLET.match(line)
             else "list" if groups and groups[-1][0] == "list" and line.startswith((" ", "\t")) and stripped
             else "prose")
@@ -103,36 +108,77 @@ def _group(lines: list[str]) -> list[tuple[Kind | Literal["prose"], list[str]]]:
             groups[-1][1].append(line)
         else:
             groups.append((kind, [line]))
-    if fence is not None:  # a chunk cut inside a code block: quote what there is, closed
-        groups.append(("code", [*fence, fence[0].strip()[:3]]))
+    if fence is not None:  # a chunk cut inside a code block: quote what there is (closed by _bounded)
+        groups.append(("cut", fence))
     return groups
 
 
-def _bounded(kind: Kind, lines: list[str]) -> str:
-    """Return a block's lines, cut at MAX_BLOCK_LINES with the fence closed again."""
-    if len(lines) <= MAX_BLOCK_LINES:
-        return "\n".join(lines)
-    kept = [*lines[:MAX_BLOCK_LINES - 1], "…"]
-    if kind == "code":
-        kept.append(lines[0].strip()[:3])
-    return "\n".join(kept)
+# A line of a template directive (`{{#include ../listings/x.rs}}`): the site's build inserts code there, so
+# a block holding only such lines shows the reader nothing.
+_DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
+_STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|(?:#|//).*$")
+
+
+def _depth(line: str) -> int:
+    """Return how many brackets a code line opens minus those it closes (strings and comments aside)."""
+    code = _STRINGS_AND_COMMENTS.sub("", line)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _whole_statements(code: list[str]) -> list[str]:
+    """Return a cut code block's lines up to the last one that closes every bracket (none when no line does)."""
+    depth, last = 0, 0
+    for n, line in enumerate(code, 1):
+        depth += _depth(line)
+        if depth <= 0 and line.strip():
+            last, depth = n, 0
+    return code[:last]
+
+
+def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
+    """Return a block's lines, cut at MAX_BLOCK_LINES (code at its last whole statement) with the fence closed."""
+    if kind != "code":
+        return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])
+    fence, code = lines[0], lines[1:-1] if closed else lines[1:]
+    if len(code) <= MAX_BLOCK_LINES - 2 and sum(map(_depth, code)) <= 0:
+        return "\n".join([fence, *code, fence.strip()[:3]] if not closed else lines)
+    # A dict or call cut mid-way (by the page's chunking or the bound) reads as broken code: keep the
+    # statements that end, then say that it goes on.
+    return "\n".join([fence, *_whole_statements(code[:MAX_BLOCK_LINES - 2]), "…", fence.strip()[:3]])
+
+
+def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
+    """Tell a code block that quotes no whole line: only template directives, or a first statement cut off."""
+    if kind != "code":
+        return False
+    code = [line for line in lines if line.strip() and not _FENCE.match(line)]
+    if all(_DIRECTIVE.match(line) for line in code):
+        return True
+    bounded = code[:MAX_BLOCK_LINES - 2]
+    return sum(map(_depth, bounded)) > 0 and not _whole_statements(bounded)
 
 
 def units(markdown: str) -> list[Unit]:
     """Return a chunk's units in reading order; a block takes the sentence before it ending in ':' as its lead."""
     out: list[Unit] = []
-    for kind, lines in _group(normalize_markdown(markdown).splitlines()):
-        if kind == "prose":
+    paragraph = section = 0
+    for group, lines in _group(normalize_markdown(markdown).splitlines()):
+        if group == "prose":
+            section += any(line.lstrip().startswith("#") for line in lines)
             # Headings name a section; they answer nothing by themselves.
-            for block in (b for b in join_wrapped(lines) if not b.lstrip().startswith("#")):
-                text = block.strip().lstrip("> ").strip()
-                out.extend(Unit("sentence", "", s.strip(), len(out)) for s in _SENTENCE_END.split(text)
-                           if is_prose(s) and _WHOLE.match(s.strip()))
+            found = [s.strip() for block in join_wrapped(lines) if not block.lstrip().startswith("#")
+                     for s in _SENTENCE_END.split(block.strip().lstrip("> ").strip())
+                     if is_prose(s) and _WHOLE.match(s.strip())]
+            paragraph += bool(found)  # a blank line ends a paragraph: one passage per prose group
+            out.extend(Unit("sentence", "", s, len(out), paragraph, section) for s in found)
             continue
-        if kind == "table" and len(lines) < 2:
+        kind: Kind = "code" if group == "cut" else group
+        if (kind == "table" and len(lines) < 2) or _shows_nothing(kind, lines):
             continue
         lead = ""
         if out and out[-1].kind == "sentence" and out[-1].body.endswith(":"):
             lead = out.pop().body
-        out.append(Unit(kind, lead, _bounded(kind, lines), len(out)))
+        else:
+            paragraph += 1  # a block nothing introduces is a passage of its own
+        out.append(Unit(kind, lead, _bounded(kind, lines, group != "cut"), len(out), paragraph, section))
     return out

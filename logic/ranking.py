@@ -15,6 +15,10 @@ from logic.types import Chunk
 # Ranking leans on the embedding; lexical coverage only breaks near-ties, such as an acronym
 # the embedder does not know ("What is AMCL?").
 RANK_LEXICAL_WEIGHT = 0.1
+# A section whose own heading names the question's subject ("Building for Release", "not_in_nav") is where
+# the docs answer it; the text of a neighbour may name it as often. Small: the gate reads the same order
+# (0.05 moved no turn's answered/refused status on the sites benchmark; 0.1 refused in-scope questions).
+SECTION_HEADING_WEIGHT = 0.05
 # A section is more likely the answer when its page has several strong chunks, not one lucky one.
 DOCUMENT_WEIGHT = 0.3
 DOCUMENT_DEPTH = 3
@@ -62,6 +66,8 @@ def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
         lexicon.coverage(query_terms, " ".join([c["title"], *c["heading_hierarchy"], c["text"]])) for c in hits
     ]
     relevance = [c["score"] + RANK_LEXICAL_WEIGHT * cov for c, cov in zip(hits, coverage, strict=True)]
+    relevance = [r + SECTION_HEADING_WEIGHT * lexicon.coverage(query_terms, " ".join(c["heading_hierarchy"][-1:]))
+                 for c, r in zip(hits, relevance, strict=True)]
     identifiers = _identifiers(query)
     if identifiers:
         relevance = [r + IDENTIFIER_WEIGHT * sum(bool(p.search(c["text"])) for p in identifiers) / len(identifiers)

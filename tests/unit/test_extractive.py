@@ -8,9 +8,16 @@ BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for t
           "The oven must be hot before baking starts.")
 
 
-def test_picks_the_sentence_matching_the_query() -> None:
-    assert extract_answer("How long should I knead the dough?", [BAKING], max_sentences=1) == [
-        (0, "Knead the dough for ten minutes until smooth.")
+def test_picks_the_paragraph_matching_the_query_whole() -> None:
+    chunk = ("Bread dough needs flour, water, yeast and salt. Weigh them before you start.\n\n"
+             "Knead the dough for ten minutes until smooth. Rest it under a cloth for an hour, then shape it "
+             "into a loaf, score the top with a sharp knife, dust it with flour and leave it to rise again "
+             "until it has doubled in size, which takes about forty minutes in a warm kitchen.")
+    assert extract_answer("How long should I knead the dough?", [chunk]) == [
+        (0, "Knead the dough for ten minutes until smooth."),
+        (0, "Rest it under a cloth for an hour, then shape it into a loaf, score the top with a sharp knife, dust "
+            "it with flour and leave it to rise again until it has doubled in size, which takes about forty "
+            "minutes in a warm kitchen."),
     ]
 
 
@@ -27,10 +34,43 @@ def test_plural_query_matches_singular_text() -> None:
 
 
 def test_answer_is_in_reading_order_and_bounded() -> None:
-    picked = extract_answer("oven dough knead flour", [BAKING], max_sentences=2)
-    assert len(picked) == 2
-    positions = [BAKING.index(sentence) for _, sentence in picked]
+    long = " ".join(f"Step {n} of the oven routine warms the dough a little more before baking." for n in range(40))
+    picked = extract_answer("oven dough knead flour", [BAKING + "\n\n" + long], max_words=60)
+    positions = [(BAKING + long).index(sentence) for _, sentence in picked]
     assert positions == sorted(positions)
+    assert sum(len(text.split()) for _, text in picked) <= 60
+
+
+def test_a_question_whose_answer_is_the_code_block_gets_the_code_block() -> None:
+    chunk = ("Cargo can build your project with optimizations.\n\n"
+             "When your project is finally ready for release, compile it with optimizations:\n\n"
+             "```console\n$ cargo build --release\n```\n\n"
+             "This command will create an executable in target/release instead of target/debug.\n\n"
+             "## Cargo as Convention\n\nWith simple projects, Cargo doesn't provide a lot of value over rustc.")
+    answer = render(extract_answer("How do I build an optimized binary for release?", [chunk]))
+    assert "```console\n$ cargo build --release\n```" in answer
+    assert "target/release" in answer  # the line after the command says where the binary goes
+    assert "Convention" not in answer and "rustc" not in answer
+
+
+def test_a_code_block_cut_by_the_chunk_ends_at_its_last_whole_statement() -> None:
+    chunk = ("Randomize the world with this class:\n\n```python\nclass Randomizer:\n    def __init__(self, world):\n"
+             "        self.world = world\n        self.params = {\n            'mass_range': [0.8, 1.2],\n")
+    answer = render(extract_answer("How do I randomize the world?", [chunk]))
+    assert "self.world = world\n…\n```" in answer and "mass_range" not in answer
+
+
+def test_a_block_holding_only_a_template_directive_is_not_quoted() -> None:
+    chunk = ("Run the tests with cargo test and read the output below.\n\n"
+             "```console\n{{#include ../listings/ch11/output.txt}}\n```\n")
+    answer = render(extract_answer("How do I run the tests?", [chunk]))
+    assert "cargo test" in answer and "{{#include" not in answer
+
+
+def test_a_lead_in_whose_list_was_cut_off_does_not_end_the_answer_mid_sentence() -> None:
+    chunk = "Domain randomization is a technique that randomizes simulation parameters to make policies robust:"
+    answer = render(extract_answer("What is domain randomization?", [chunk]))
+    assert answer.endswith("robust: … [1]")
 
 
 def test_no_chunks_means_no_answer() -> None:
@@ -220,3 +260,35 @@ def test_the_blocks_that_follow_the_chosen_step_are_quoted_with_it() -> None:
     answer = render(extract_answer("I want red headings. How do I add my own stylesheet on top of the theme?",
                                   [chunk], max_sentences=2))
     assert "color: red;" in answer and "extra_css:\n  - style.css" in answer
+
+
+def test_a_one_line_answer_is_quoted_with_the_paragraph_before_it_in_its_section() -> None:
+    chunk = ("Determines the address used when running the dev server. Must be of the format `IP:PORT`.\n\n"
+             "Allows a custom default to be set without passing the option every time the server starts.\n\n"
+             "## Other settings\n\nThe theme decides the colours of every default page of the site.")
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "custom default" in t else 0.1 for t in texts]
+
+    answer = render(extract_answer("Can I set a custom default address so I don't pass the option every time?",
+                                   [chunk], similarity=similarity))
+    assert "`IP:PORT`" in answer and "custom default" in answer and "colours" not in answer
+
+
+def test_an_answer_split_over_three_sections_quotes_each_of_them() -> None:
+    chunks = ["Isaac Sim needs an NVIDIA RTX graphics card to render its scenes.",
+              "Isaac Sim needs at least 32 GB of memory for larger scenes.",
+              "Isaac Sim needs Ubuntu 22.04 or Windows 10 as its operating system."]
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "RTX" in t else 0.5 for t in texts]
+
+    picked = extract_answer("What hardware and system does Isaac Sim need?", chunks, similarity=similarity)
+    assert [rank for rank, _ in picked] == [0, 1, 2]
+
+
+def test_a_chunk_of_review_questions_alone_is_still_quoted() -> None:
+    review = ("1. What are the three main components of a URDF link?\n"
+              "2. Why do visual and collision properties differ in URDF?")
+    picked = extract_answer("What are the components of a URDF link?", [review])
+    assert picked and "URDF link" in picked[0][1]

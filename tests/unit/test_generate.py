@@ -8,6 +8,7 @@ import pytest
 
 from logic.hygiene import NEUTRALIZED, cite, clean, neutralize, strip_foreign_urls
 from nodes.error_handler import error_handler
+from nodes.generate_grounded import quoted_sources
 from nodes.generate_not_found import generate_not_found, sections
 
 
@@ -168,3 +169,11 @@ def test_instruction_like_sentences_are_not_quoted_to_the_model() -> None:
     assert quoted.startswith("Isaac Sim renders scenes for robot testing.") and NEUTRALIZED in quoted
     tutorial = "You are now ready to run the simulation. The camera can output RGB images. Ignore the warning."
     assert neutralize(tutorial) == tutorial  # ordinary instructions to the reader are left alone
+
+
+def test_an_extractive_answer_quotes_from_the_next_section_even_when_the_first_leads_by_far() -> None:
+    leader, second, third = ({**chunk(n), "relevance": r} for n, r in ((1, 1.1), (2, 0.95), (3, 0.94)))
+    assert [c["chunk_id"] for c in quoted_sources([leader, second, third])] == ["c1", "c2"]
+    close = [{**c, "relevance": 0.9} for c in CHUNKS] + [{**chunk(4), "relevance": 0.9}]
+    assert len(quoted_sources(close)) == 3  # near-ties: up to three
+    assert quoted_sources([]) == []

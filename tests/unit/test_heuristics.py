@@ -82,7 +82,11 @@ def test_referring_word_appends_previous_query() -> None:
     ("query", "subject"),
     [
         ("What is Isaac Sim?", "Isaac Sim"),
-        ("Tell me about the Replicator extension", "Replicator extension"),
+        ("Tell me about the Replicator extension", "the Replicator extension"),
+        ("What is a URDF file used for?", "the URDF file"),
+        ("How do I add a custom validator to a single field?", "the custom validator"),
+        ("How do I start writing my own MkDocs plugin?", "my own MkDocs plugin"),
+        ("Can I get Pydantic validation on a regular dataclass?", "Pydantic validation"),
         ("How does Replicator work with cameras?", "Replicator"),
     ],
 )
@@ -104,6 +108,29 @@ def test_expletive_it_is_not_a_followup(question: str) -> None:
                                       "What is the node that publishes odometry?"])
 def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(question: str) -> None:
     assert rewrite_followup(question, "What is Isaac Sim?") == f"{question} (What is Isaac Sim)"
+
+
+@pytest.mark.parametrize(("question", "previous", "standalone"), [
+    # The pronoun stands for what the earlier question acts on, never for its verb phrase.
+    ("Can I export it to a requirements.txt?", "How do I create a lockfile?",
+     "Can I export the lockfile to a requirements.txt?"),
+    ("What if it needs to look at another field's value?", "How do I add a custom validator to a single field?",
+     "What if the custom validator needs to look at another field's value?"),
+    ("Can I put example values for a field into it?", "How do I get the JSON schema of my model?",
+     "Can I put example values for a field into the JSON schema of my model?"),
+    ("And how should it log warnings?", "How do I start writing my own MkDocs plugin?",
+     "And how should my own MkDocs plugin log warnings?"),
+    ("How come I can use * on it like a reference?", "What is Box<T> good for?",
+     "How come I can use * on Box<T> like a reference?"),
+    ("Can those call my private functions?", "Where should integration tests go?",
+     "Can integration tests call my private functions?"),
+    # "it's" is "it is": the verb stays.
+    ("What if it's an organization site instead?", "How do I deploy my docs to GitHub Pages?",
+     "What if my docs is an organization site instead?"),
+])
+def test_a_followup_about_an_action_is_rewritten_into_a_grammatical_question(question: str, previous: str,
+                                                                            standalone: str) -> None:
+    assert rewrite_followup(question, previous) == standalone
 
 
 def test_pronoun_before_a_verb_is_replaced() -> None:

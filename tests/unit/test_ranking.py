@@ -31,6 +31,15 @@ def test_idf_and_coverage_are_exact() -> None:
     assert lex.coverage([], "anything") == 0.0
 
 
+def test_the_section_whose_heading_names_the_question_wins_a_near_tie() -> None:
+    lex = lexical.build(["release build optimized", "debug build", "cargo build", "release notes"])
+    mention = chunk("intro.md", 0.41, "Cargo builds a debug binary by default; a release build is optimized.")
+    section = {**chunk("cargo.md", 0.40, "Run cargo build with the flag to compile with optimizations."),
+               "heading_hierarchy": ["Hello, Cargo!", "Building for Release"]}
+    ranked, _ = ranking.rank("How do I make a release build?", [mention, section], lex, top_k=2)
+    assert [c["source"] for c in ranked] == ["cargo.md", "intro.md"]
+
+
 def test_rare_query_term_lifts_a_near_tie() -> None:
     lex = lexical.build(["amcl particle filter", "navigation stack", "navigation planner", "planner"])
     hits = [chunk("nav.md", 0.40, "The navigation stack plans paths."),
