@@ -1,10 +1,9 @@
 """The embedded index's read side: memory-mapped vectors and a BM25 inverted index, searched in-process.
 
-Ingest exports the local Qdrant collection into a folder of numpy files (tools/embedded_export.py);
-every process that answers questions reads that folder instead of opening Qdrant, so any number of
-them can share one index (local Qdrant admits one process at a time), opening it costs milliseconds
-(nothing is parsed but a list of sources), and search is one matrix-vector product instead of
-qdrant-client's per-point Python loop.
+Ingest writes each snapshot, a folder of numpy files (tools/embedded_export.py merges the current one
+with its write log), and publishes it whole; every process that answers questions reads the current
+folder, so any number of them can share one index, opening it costs milliseconds (nothing is parsed
+but a list of sources), and search reads an ANN graph (tools/ann.py) or one matrix-vector product.
 """
 
 from __future__ import annotations
