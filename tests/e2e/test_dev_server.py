@@ -110,8 +110,12 @@ def test_two_turns_remember_the_subject(alice: SyncLangGraphClient) -> None:
     # A chat UI that drops annotations still shows the sources: Markdown links after the answer.
     answer, sources = text_of(values["messages"][-1]).split("\n\nSources:\n")
     assert answer == second["answer"]
-    assert sources.splitlines() == [f"- [{c['index']}] [Isaac Sim › Synthetic data]({c['source_url']})"
-                                    for c in second["citations"]]
+    # One line per citation, named as its deep link goes: page title › the section's heading.
+    lines = sources.splitlines()
+    assert lines[0] == f"- [1] [Isaac Sim › Synthetic data]({second['citations'][0]['source_url']})"
+    assert [(line.split("] [")[0], line.rsplit("](", 1)[1]) for line in lines] == [
+        (f"- [{c['index']}", f"{c['source_url']})") for c in second["citations"]]
+    assert all(line.split("] [", 1)[1].startswith("Isaac Sim") for line in lines)
     # A generic client reading the message finds a standard citation annotation, with its link, on every marker.
     [block] = values["messages"][-1]["content"]
     by_index = {c["index"]: c["source_url"] for c in second["citations"]}
