@@ -30,8 +30,11 @@ from logic.confidence import fit  # noqa: E402
 from logic.lexical import matches, terms  # noqa: E402
 from nodes.retrieve import to_chunk  # noqa: E402
 from tools import lexicon_store, manifest, search  # noqa: E402
+from tools.embedded_index import passage_vectors  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
+from tools.reader import read_best  # noqa: E402
+from tools.settings import overridden  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 TOP_K = 5
@@ -131,6 +134,17 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
     return rows
 
 
+def read_site(data_dir: Path, rows: list[dict[str, Any]], model: str, reader: Path | None,
+              collection: str = "docs") -> None:
+    """Add the reading model's `read` feature to each row, as the retrieve node reads (reader: a model file)."""
+    embeddings = get_embeddings(model)
+    with overridden(reader_model=str(reader) if reader else None):
+        store = passage_vectors(str(data_dir), collection, model)
+        for row in rows:
+            found = read_best(row["question"], row["chunks"][:answerability.DEPTH], embeddings, store)
+            row["features"]["read"] = answerability.log_odds(found[0]["answers"]) if found else -answerability.READ_CLIP
+
+
 def measure_site(data_dir: Path, rows: list[dict[str, Any]], model: str, cache: Path,
                  collection: str = "docs") -> None:
     """Retrieve for each question as the retrieve node does (tools.search, ranking.order) and record the features."""
@@ -149,6 +163,7 @@ def measure_site(data_dir: Path, rows: list[dict[str, Any]], model: str, cache: 
         cache.write_text(json.dumps(known))
     lexicon = lexicon_store.load(str(data_dir), collection)
     for row in rows:
+        row["chunks"] = known[row["question"]]
         row["features"] = answerability.features(row["question"], known[row["question"]], lexicon)
         row["features"].update(candidates(row["question"], known[row["question"]], lexicon))
 
@@ -266,6 +281,8 @@ def main() -> None:
     parser.add_argument("--answer-floor", type=float, help="threshold: the highest at which every training site "
                         "answers this share of its in-scope questions (default: best balanced accuracy)")
     parser.add_argument("--features", nargs="*", default=list(FITTED), help="features the --sites fit uses")
+    parser.add_argument("--reader-dir", type=Path, help="with --sites: add the `read` feature, each site read by "
+                        "DIR/reader-<site>.onnx (a reading model trained without it)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     if args.sites:
@@ -273,6 +290,9 @@ def main() -> None:
         for site in ("mkdocs", "pydantic", "rust-book", "textbook"):
             part = site_rows(SHARED, site)
             measure_site(args.sites / site / "data", part, args.embedding_model, args.work / f"{site}-chunks.json")
+            if args.reader_dir:
+                reader = args.reader_dir / f"reader-{site}.onnx"
+                read_site(args.sites / site / "data", part, args.embedding_model, reader)
             site_data += part
         leave_one_site_out(site_data, tuple(args.features), args.l2, args.answer_floor)
         return

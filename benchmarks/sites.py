@@ -220,13 +220,22 @@ def dump_rows(name: str, records: list[dict[str, Any]], texts: dict[str, str]) -
     return rows
 
 
-def run_site(site: Site, work: Path, model: str, code: str, limit: int | None) -> tuple[dict[str, Any], list[Any]]:
-    """Index one site if needed, ask its sets, and return its figures and its turns for the dump."""
+def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
+             readers: Path | None = None) -> tuple[dict[str, Any], list[Any]]:
+    """Index one site if needed, ask its sets, and return its figures and its turns for the dump.
+
+    With `readers`, the site is read by readers/reader-<site>.onnx, a reading model trained without it.
+    """
     folder = work / site.name
     how = ensure_index(site, folder, model, code)
     print(f"{site.name}: index {how}", file=sys.stderr)
     questions, conversations = load_sets(site, limit)
-    with overridden(data_dir=str(folder / "data"), collection=COLLECTION, records="off"):
+    reader = {}
+    if readers is not None:
+        if not (readers / f"reader-{site.name}.onnx").is_file():
+            sys.exit(f"no reading model trained without {site.name}: {readers}/reader-{site.name}.onnx")
+        reader = {"reader_model": str(readers / f"reader-{site.name}.onnx")}
+    with overridden(data_dir=str(folder / "data"), collection=COLLECTION, records="off", **reader):
         ctx = Context(collection=COLLECTION, embedding_model=model, answer_mode="extractive")
         with Agent(ctx, InMemorySaver()) as agent:
             records = evaluate.run(agent, questions, conversations, site.corpus)
@@ -275,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="ask only the first N questions of each kind (a smoke run)")
     parser.add_argument("--json", action="store_true", help="print one JSON object, nothing else, on stdout")
     parser.add_argument("--dump", type=Path, help="write every turn (answer, status, confidence, citations) here")
+    parser.add_argument("--reader-dir", type=Path,
+                        help="read each site with DIR/reader-<site>.onnx, a reading model trained without that site "
+                             "(training/README.md), instead of the bundled one trained on every site")
     args = parser.parse_args(argv)
     available = known_sites(args.shared)
     names = args.sites.split(",") if args.sites else list(available)
@@ -285,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     code = ingest_code_digest()
     with contextlib.redirect_stdout(sys.stderr):  # with --json, stdout carries the JSON alone
         for name in names:
-            rows[name], dumped = run_site(available[name], args.work_dir, args.embedding_model, code, args.limit)
+            rows[name], dumped = run_site(available[name], args.work_dir, args.embedding_model, code, args.limit,
+                                          args.reader_dir)
             turns += dumped
     average = macro(rows)
     if args.dump:

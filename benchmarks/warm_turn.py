@@ -11,6 +11,8 @@ checkpoint writes:
   node granularity, superseded checkpoints pruned after the turn), one thread per round, so the
   message window is in play.
 - ``agent async`` / ``agent exit``: the same with LangGraph's other durability modes.
+- ``agent sync, no reader``: ``agent sync`` without the reading model (``RAG_AGENT_READER=false``): what
+  reading the best passages costs a turn.
 
 The turn against another framework's on the same index is benchmarks/llamaindex_side.py. (This script
 once compared the agent with a hand-wired embed + search + answer "pipeline"; once the agent's answerer
@@ -44,9 +46,10 @@ from rag_agent.service import Agent  # noqa: E402
 from tools import manifest  # noqa: E402
 from tools.embeddings import get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
+from tools.settings import overridden  # noqa: E402
 
 SHARED = Path(os.environ.get("RAG_AGENT_SHARED", ROOT.parent / "shared")) / "eval" / "textbook"
-SIDES = ("agent sync", "agent async", "agent exit")
+SIDES = ("agent sync", "agent async", "agent exit", "agent sync, no reader")
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -88,6 +91,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     for side in SIDES[:2]:
         figures[f"{side} / agent exit"] = median_ratio(times[side], times["agent exit"])
         print(f"{side} / agent exit: {figures[f'{side} / agent exit']:.3f}x (median of paired ratios)")
+    reading = median_ratio(times["agent sync"], times["agent sync, no reader"])
+    figures["agent sync / no reader"] = reading
+    print(f"agent sync / agent sync, no reader: {reading:.3f}x (median of paired ratios; the reading model's cost)")
     saved = statistics.median(times["agent sync"]) - statistics.median(times["agent async"])
     print(f"sync - async per turn: {ms(saved)} ms (difference of medians)")
     return figures
@@ -95,9 +101,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def run(side: str, agent: Agent, question: str, thread: str) -> Any:
     """Run one side once."""
-    rag_agent.service.DURABILITY = side.split()[1]  # type: ignore[assignment]
+    rag_agent.service.DURABILITY = side.split()[1].rstrip(",")  # type: ignore[assignment]
     try:
-        return agent.ask(question, thread)
+        with overridden(reader=not side.endswith("no reader")):
+            return agent.ask(question, thread)
     finally:
         rag_agent.service.DURABILITY = "sync"
 

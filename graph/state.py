@@ -13,7 +13,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from graph.messages import accept_messages
-from logic.types import Chunk, Citation, NotFound
+from logic.types import Chunk, Citation, NotFound, Reading
 
 TOP_SCORE = ("Best retrieval similarity: the highest cosine similarity between the query and a retrieved chunk, "
              "in [-1, 1]; null when nothing was retrieved.")
@@ -77,6 +77,8 @@ class OutputState(TypedDict, total=False):
     retrieval_query: str
     retrieved: list[Chunk]
     citations: list[Citation]
+    # The passages of the best sections the reading model read (offline defaults), best first.
+    readings: list[Reading]
     # Described in the output schema, so Studio says which score is which.
     top_score: Annotated[float | None, Field(description=TOP_SCORE)]
     gate_score: Annotated[float | None, Field(description=GATE_SCORE)]
@@ -136,6 +138,7 @@ def turn_defaults() -> dict[str, Any]:
         "retrieval_query": "",
         "retrieved": [],
         "citations": [],
+        "readings": [],
         "top_score": None,
         "gate_score": None,
         "threshold": None,

@@ -14,7 +14,7 @@ from logic.types import Chunk
 # The gate reads the few best sections, as a reader would before answering.
 DEPTH = 3
 # Names the fitted model: a manifest threshold calibrated for another gate score is not reused.
-GATE_VERSION = "answerability-1"
+GATE_VERSION = "answerability-2"
 FEATURES = ("cosine", "coverage", "names_missing", "unknown", "off_topic")
 # p(answerable) = sigmoid(INTERCEPT + Σ WEIGHTS[f] × feature f). Fitted by `benchmarks/answerability.py`
 # (logistic regression, Newton's method, L2 0.1) on part of the shared textbook sets (every in-scope and
@@ -34,6 +34,17 @@ CONTEXT_HINGE = 0.55
 CONTINUES_AT = 0.15
 # The previous user turns that stand for the conversation (chit-chat excluded).
 CONTEXT_TURNS = 2
+# With the reading model (tools/reader.py, the offline defaults), its best passage joins the evidence: `read` is the
+# log-odds that the best passage it read answers the question. A verdict at READ_CENTRE leaves the score as without
+# it, so a question is read only where the verdict could change the decision (`worth_reading`): about a third of
+# the four sites' questions. Fitted as above with `read` added, by
+# `benchmarks/answerability.py --sites … --reader-dir …` on the reader's held-out scores (each site's from the
+# model trained without it); see docs/benchmarks.md ("The reading model").
+READ_WEIGHT, READ_CENTRE = 0.4, -1.0
+READ_INTERCEPT = INTERCEPT - READ_WEIGHT * READ_CENTRE
+READ_WEIGHTS = {**WEIGHTS, "read": READ_WEIGHT}
+# Log-odds beyond ±6 (p < 0.0025) say nothing more; none of the four sites' questions read beyond them.
+READ_CLIP = 6.0
 # The balanced-accuracy threshold on the training part (flat from 0.2 to 0.3), for the bundled embedder.
 THRESHOLD = 0.25
 # A question asking for an amount, a time or a price whose sections state none (logic/asked_type.py) keeps this share
@@ -108,8 +119,14 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+def log_odds(probability: float) -> float:
+    """Return a probability's log-odds, clipped to ±READ_CLIP."""
+    p = min(max(probability, 1e-6), 1 - 1e-6)
+    return max(-READ_CLIP, min(READ_CLIP, math.log(p / (1 - p))))
+
+
 def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
-             off_topic_of: Callable[[Chunk], float] | None = None) -> dict[str, float]:
+             off_topic_of: Callable[[Chunk], float] | None = None, read: float | None = None) -> dict[str, float]:
     """Measure the evidence that the best sections answer `query`.
 
     - cosine: the best chunk's embedding similarity.
@@ -121,6 +138,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
     - type_missing: 1 when the question asks for an amount, a time or a price and no line of the best sections
       states one next to what is asked about ("How many maintainers…?" against a list of names).
+    - read (only when given): the log-odds that the best passage the reading model read answers the question.
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
     query = EMAIL.sub(" ", KEY_LIKE.sub(" ", query))
@@ -144,14 +162,31 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
         if total > 0 else 0.0
     type_missing = asked_type.missing(query, [section_text(c) for c in top])
     drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
-    return {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
-            "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),
-            "off_topic": round(drift, 4), "type_missing": float(type_missing)}
+    found = {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
+             "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),
+             "off_topic": round(drift, 4), "type_missing": float(type_missing)}
+    return found if read is None else with_reading(found, read)
+
+
+def with_reading(values: dict[str, float], answers: float) -> dict[str, float]:
+    """Add the reading model's verdict (the probability that its best passage answers) to the features."""
+    return {**values, "read": round(log_odds(answers), 4)}
+
+
+def worth_reading(values: dict[str, float], threshold: float) -> bool:
+    """Tell whether the reading model's verdict could decide: the best verdict clears `threshold`, the worst does not.
+
+    Elsewhere the gate scores without it (which equals a verdict at READ_CENTRE), and decides as any verdict would.
+    """
+    return gate_score(with_reading(values, 1.0)) >= threshold > gate_score(with_reading(values, 0.0))
 
 
 def gate_score(values: dict[str, float]) -> float:
     """Return the fitted probability that the best sections answer the question."""
-    x = INTERCEPT + sum(WEIGHTS[name] * values[name] for name in FEATURES)
+    if "read" in values:
+        x = READ_INTERCEPT + sum(READ_WEIGHTS[name] * values[name] for name in (*FEATURES, "read"))
+    else:
+        x = INTERCEPT + sum(WEIGHTS[name] * values[name] for name in FEATURES)
     return round(_sigmoid(x) * (TYPE_MISSING_FACTOR if values.get("type_missing") else 1.0), 4)
 
 

@@ -46,16 +46,22 @@ def candidates_for(top_k: int) -> int:
 
 def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
          off_topic_of: Callable[[Chunk], float] | None = None,
-         sizes: Mapping[str, int] | None = None) -> tuple[list[Chunk], float | None]:
+         sizes: Mapping[str, int] | None = None,
+         read: Callable[[list[Chunk], dict[str, float]], float | None] | None = None,
+         ) -> tuple[list[Chunk], float | None]:
     """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query.
 
     `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far;
-    `sizes` gives each page's chunk count, as `page_sizes` reads it (a page missing from it counts as long).
+    `sizes` gives each page's chunk count, as `page_sizes` reads it (a page missing from it counts as long);
+    `read(best, features)` reads the best sections and returns how likely the best passage answers (None:
+    nothing read; the gate then scores without it).
     """
     if not hits:
         return [], None
     ranked = order(query, hits, lexicon, top_k, sizes)
-    return ranked, answerability.gate_score(answerability.features(query, ranked, lexicon, off_topic_of))
+    found = answerability.features(query, ranked, lexicon, off_topic_of)
+    reading = read(ranked[:answerability.DEPTH], found) if read is not None else None
+    return ranked, answerability.gate_score(found if reading is None else answerability.with_reading(found, reading))
 
 
 def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,

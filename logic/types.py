@@ -27,6 +27,16 @@ class Chunk(TypedDict):
     relevance: NotRequired[float]
 
 
+class Reading(TypedDict):
+    """A passage of a retrieved chunk that the reading model read, and how likely it answers the question."""
+
+    chunk_id: str
+    # The passage's units: positions in logic.passages.units of the chunk's text as the answerer quotes it.
+    units: list[int]
+    # The reading model's probability that the passage answers the question.
+    answers: float
+
+
 class Citation(Chunk):
     """A chunk the answer cites as `[index]`."""
 

@@ -23,10 +23,12 @@ from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks
-from logic.types import Chunk
+from logic.types import Chunk, Reading
 from logic.validation import clean_question
 from tools import filters, lexicon_store, manifest, search
+from tools.embedded_index import passage_vectors
 from tools.embeddings import COHERE_RETRIES, LOCAL_MODEL, embed_query, get_embeddings, resolve_name
+from tools.reader import read_best
 from tools.settings import get_settings
 
 # The conversation check compares cosines with constants fitted on the bundled embedder's scale; other
@@ -120,16 +122,42 @@ def _off_topic(name: str, vector: Sequence[float], previous: list[str]) -> OffTo
     return measure
 
 
+def _reader(ctx: Context, name: str, embeddings: Embeddings, query: str, threshold: float,
+            readings: list[Reading]) -> Callable[[list[Chunk], dict[str, float]], float | None] | None:
+    """Return what reads the best sections for the gate (collecting the readings), or None without the reader.
+
+    The reading model's gate weights were fitted next to the bundled embedder's cosines, and it finds the
+    passages to read by the vectors ingest stored for the answerer: other embedders go without it.
+    """
+    settings = get_settings()
+    if not settings.reader or name not in CONVERSATION_EMBEDDERS:
+        return None
+    store = None if settings.qdrant_url else passage_vectors(settings.data_dir, ctx.collection, name)
+
+    def read(best: list[Chunk], evidence: dict[str, float]) -> float | None:
+        if not answerability.worth_reading(evidence, threshold):
+            return None  # decided whatever the passages say: ~30 ms a turn saved
+        remaining(ctx)
+        readings[:] = _embedded(name, lambda: read_best(query, best, embeddings, store))
+        return readings[0]["answers"] if readings else None
+
+    return read
+
+
 def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: str, mode: str,
-            scope: Scope | None, off_topic: OffTopic | None = None) -> tuple[list[Chunk], float | None]:
-    """Search the collection (within `scope`, when given) and re-rank the candidates."""
+            scope: Scope | None, off_topic: OffTopic | None = None, threshold: float = 0.0,
+            readings: list[Reading] | None = None) -> tuple[list[Chunk], float | None]:
+    """Search the collection (within `scope`, when given) and re-rank the candidates; `readings` collects reads."""
     remaining(ctx)  # out of time: no further call
     hits = search.find(get_settings().data_dir, ctx.collection, embeddings, vector, ranking.candidates_for(ctx.top_k),
                        mode=mode, text=query, scope=scope)
     stored = {str(doc.metadata.get("chunk_id", "")): doc.metadata.get(search.VECTOR_KEY) for doc, _ in hits}
+    name = resolve_name(ctx.embedding_model)
     return ranking.rank(query, [to_chunk(doc.metadata, score) for doc, score in hits], _lexicon(ctx), ctx.top_k,
                         (lambda chunk: off_topic(chunk, stored.get(chunk["chunk_id"]))) if off_topic else None,
-                        sizes=ranking.page_sizes(doc.metadata for doc, _ in hits))
+                        sizes=ranking.page_sizes(doc.metadata for doc, _ in hits),
+                        read=_reader(ctx, name, embeddings, query, threshold, readings) if readings is not None
+                        else None)
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
@@ -143,8 +171,10 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
         lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
         return about_selection(query, hits, lexicon, ctx.top_k)
     off_topic = _off_topic(name, vector, previous)
-    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic)
-    result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
+    readings: list[Reading] = []
+    chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic, threshold, readings)
+    result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence,
+                              "readings": readings}
     if scope is not None and not clears(confidence, threshold):
         # Same query vector without the filter: was the filter what kept the answer out?
         wider, best = _search(ctx, embeddings, vector, query, mode, None, off_topic)
@@ -180,8 +210,10 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         elif result.get("retrieved") and not selection and name in CONVERSATION_EMBEDDERS:
             # The search is reused, the conversation check is not: the earlier turns have changed since.
             off_topic = _off_topic(name, _conversation_vector(name, query), previous)
+            readings = result.get("readings") or []
             result["gate_score"] = answerability.gate_score(answerability.features(
-                query, result["retrieved"], _lexicon(ctx), (lambda c: off_topic(c, None)) if off_topic else None))
+                query, result["retrieved"], _lexicon(ctx), (lambda c: off_topic(c, None)) if off_topic else None,
+                readings[0]["answers"] if readings else None))
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not

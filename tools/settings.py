@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     langchain_api_key: SecretStr = Field(SecretStr(""), validation_alias="LANGCHAIN_API_KEY",
                                          description="LangSmith's older name for its key; masked like it.")
     embedder_threads: int = Field(0, ge=0, description="Threads per local embedding call; 0: one per core.")
+    reader: bool = Field(True, description="false: the gate and offline answers go without the bundled reading model.")
+    reader_model: str = Field("", description="Another reading model (ONNX file); empty: the bundled one.")
     # Turn records (graph/record_stores.py checks `records` so its message names the choices).
     records: str = Field("on", description="on: one record per turn in the conversation database; off: none.")
     records_retention_days: int = Field(90, ge=0, description="Days turn records are kept; 0 keeps them.")

@@ -41,6 +41,7 @@ def test_scale(tmp_path: Path) -> None:
 def test_warm_turn(tmp_path: Path) -> None:
     out = run("warm_turn.py", "--smoke", "--data-dir", str(tmp_path / "data"))
     assert "agent sync / agent exit:" in out and "agent async / agent exit:" in out
+    assert "agent sync / agent sync, no reader:" in out
 
 
 BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"

@@ -65,3 +65,27 @@ def test_near_misses_are_refused_without_scores_in_the_reply(own_docs: Path) -> 
     for a in answers.values():
         if a["status"] == "not_found":
             assert a["answer"].startswith("I don't have information about") and "threshold" not in a["answer"]
+
+
+def test_the_gate_reads_only_where_its_verdict_decides(own_docs: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.context import Context
+    from rag_agent.service import Agent
+    from tools.settings import overridden
+
+    questions = [q for q, _ in COVERED] + NEAR_MISSES
+    turns = {}
+    for reads in (True, False):
+        with overridden(data_dir=str(own_docs), reader=reads), Agent(Context(), InMemorySaver()) as agent:
+            turns[reads] = {q: agent.ask(q) for q in questions}
+    read = [q for q in questions if turns[True][q]["readings"]]
+    assert read, "no question was read"  # the documented behaviour: the open ones are
+    assert not any(turns[False][q]["readings"] for q in questions)  # RAG_AGENT_READER=false reads nothing
+    for q in questions:
+        on, off = turns[True][q], turns[False][q]
+        top = {c["chunk_id"] for c in on["retrieved"][:3]}
+        assert {r["chunk_id"] for r in on["readings"]} <= top, q  # the three best sections are read
+        assert len(on["readings"]) <= 4 and all(0 <= r["answers"] <= 1 for r in on["readings"])
+        if q not in read:  # unread: the gate decided as it does without the reader, at the same score
+            assert (on["status"], on["gate_score"]) == (off["status"], off["gate_score"]), q

@@ -19,7 +19,7 @@ DOCUMENTED_KEYS = {
     "retrieved", "top_score", "gate_score", "flagged", "flag_reason", "threshold",
     "model_used", "embedding_model", "tokens_used", "tokens_estimated",
     "execution_time_seconds", "error", "grounding", "confidence", "history_trimmed", "not_found",
-    "retrieval_cached",
+    "retrieval_cached", "readings",
 }
 CITATION_KEYS = {"index", "chunk_id", "source", "source_url", "title", "heading_hierarchy", "text", "score"}
 BREAD_QUESTION = "How long should I knead bread dough?"
