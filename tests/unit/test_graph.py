@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from graph.context import Context
 from logic.heuristics import RESET_REPLY
+from nodes.generate_grounded import HEDGE, HEDGE_BELOW
 from tests.fakes import FakeChat
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -92,6 +93,17 @@ def test_offline_answer_says_it_is_quoted(ask: Ask) -> None:
     state = ask(BREAD_QUESTION)
     assert state["model_used"].startswith("extractive")
     assert "no language model is configured" in state["answer"]
+
+
+def test_an_unsure_offline_answer_says_the_docs_do_not_state_it(ask: Ask, make_context: Callable[..., Context]) -> None:
+    sure = ask(BREAD_QUESTION, "t-sure", context=make_context(score_threshold=0.0))
+    # The same sections, judged against a threshold they barely clear: the quote is only the nearest there is.
+    barely = ask(BREAD_QUESTION, "t-barely", context=make_context(score_threshold=sure["gate_score"] - 0.001))
+    assert sure["confidence"] >= HEDGE_BELOW > barely["confidence"]
+    assert not sure["answer"].startswith(HEDGE)
+    assert barely["status"] == "grounded" and barely["answer"].startswith(HEDGE)
+    assert barely["answer"].removeprefix(HEDGE).strip() == sure["answer"].strip()  # the same quote, introduced
+    assert barely["messages"][-1].text.startswith(HEDGE)
 
 
 def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Context]) -> None:
