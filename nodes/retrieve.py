@@ -23,6 +23,7 @@ from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks
+from logic.spelling import corrected
 from logic.types import Chunk, Reading
 from logic.validation import clean_question
 from tools import filters, lexicon_store, manifest, search
@@ -30,6 +31,7 @@ from tools.embedded_index import passage_vectors
 from tools.embeddings import COHERE_RETRIES, LOCAL_MODEL, embed_query, get_embeddings, resolve_name
 from tools.reader import read_best
 from tools.settings import get_settings
+from tools.words import english
 
 # The conversation check compares cosines with constants fitted on the bundled embedder's scale; other
 # embedders (a hash for tests, Cohere at another scale and behind a network call) skip it.
@@ -192,6 +194,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     wanted = state.get("applied_filters") or {}
     try:
         info = _index(ctx, name, selection)
+        if not selection:  # "how do i pubish my crate": searched, gated and answered as "publish", the docs' word
+            query = corrected(query, _lexicon(ctx).df, english())
         threshold, _ = manifest.resolve_threshold(ctx.score_threshold, info, name)
         # Filters are checked against the index's own values before anything is embedded.
         scope = filters.scope(wanted, info or {})
@@ -219,4 +223,5 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not
         result = {**result, "retrieved": prefer_page(result["retrieved"], state.get("page_hint", ""))}
     # A question about the selection itself brings its own threshold (share of asked-for terms present).
-    return {"threshold": threshold, **result, "embedding_model": name, "retrieval_cached": cached}
+    return {"threshold": threshold, **result, "embedding_model": name, "retrieval_cached": cached,
+            "retrieval_query": query}

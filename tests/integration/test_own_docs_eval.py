@@ -89,3 +89,9 @@ def test_the_gate_reads_only_where_its_verdict_decides(own_docs: Path) -> None:
         assert len(on["readings"]) <= 4 and all(0 <= r["answers"] <= 1 for r in on["readings"])
         if q not in read:  # unread: the gate decided as it does without the reader, at the same score
             assert (on["status"], on["gate_score"]) == (off["status"], off["gate_score"]), q
+
+
+def test_a_typo_is_searched_as_the_docs_word(own_docs: Path) -> None:
+    answer = ask(own_docs, "how do i ingset a documentation website by its sitemap")
+    assert answer["retrieval_query"] == "how do i ingest a documentation website by its sitemap"
+    assert answer["status"] == "grounded" and "ingest.md" in {c["source"] for c in answer["citations"]}
