@@ -16,14 +16,15 @@ MIN_DOCUMENTS = 3
 
 
 def _edits(word: str) -> set[str]:
-    """Return every string one deletion, transposition or insertion away from `word`.
+    """Return every string one deletion, transposition or insertion away from `word`, its first letter kept.
 
     Not replacements: a letter typed for another turns a word the documentation lacks into one it has too
     often ("servos" → "serves", "locale" → "locals", "serde" → "serie"), where a letter dropped, doubled or
-    swapped rarely makes a word ("serch", "pubish", "chnage").
+    swapped rarely makes a word ("serch", "pubish", "chnage"). People seldom mistype a word's first letter,
+    and a last letter dropped makes another word ("polder" → "older", "realy" → "real").
     """
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return ({a + b[1:] for a, b in splits if b}
+    splits = [(word[:i], word[i:]) for i in range(1, len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if len(b) > 1}
             | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
             | {a + c + b for a, b in splits for c in _LETTERS})
 
