@@ -242,6 +242,36 @@ def leave_one_site_out(rows: list[dict[str, Any]], names: tuple[str, ...], l2: f
         print(f"  {site:10s} fitted on all {per_kind(mine, weights, threshold, names)}")
 
 
+def veto_grid(rows: list[dict[str, Any]]) -> None:
+    """Print, for each reading weight and centre, the shipped gate's figures with the reader's veto on each site.
+
+    The reader's verdict lowers the gate's log-odds by weight × (centre − read) when read is below the centre
+    (logic/answerability.py); weight 0 is the gate without it. Rows: every site's single questions, each read
+    by the model trained without that site (--reader-dir), so the choice of two numbers is all that sees the site.
+    """
+    saved = answerability.READ_WEIGHT, answerability.READ_CENTRE
+    print("reading veto: weight centre | right decisions | per site in-scope answered / near misses / far off refused")
+    try:
+        for weight in (0.0, 0.3, 0.5, 0.7, 1.0):
+            for centre in (-3.0, -2.0, -1.0, 0.0):
+                answerability.READ_WEIGHT, answerability.READ_CENTRE = weight, centre
+                cells, right = [], 0
+                for site in sorted({r["set"] for r in rows}):
+                    shares = []
+                    for kind in ("in_scope", "near_miss", "far_off"):
+                        mine = [r for r in rows if r["set"] == site and r["kind"] == kind]
+                        ok = sum((answerability.gate_score(r["features"]) >= answerability.THRESHOLD)
+                                 == bool(r["label"]) for r in mine)
+                        right += ok
+                        shares.append(f"{ok / len(mine):.2f}")
+                    cells.append(f"{site} {'/'.join(shares)}")
+                print(f"  {weight:.1f} {centre:+.0f} | {right} | " + " | ".join(cells))
+                if weight == 0.0:
+                    break
+    finally:
+        answerability.READ_WEIGHT, answerability.READ_CENTRE = saved
+
+
 def report(rows: list[dict[str, Any]], weights: list[float], threshold: float) -> dict[str, dict[str, Any]]:
     """Per set: how many answerable questions pass the gate and how many others it refuses."""
     table: dict[str, dict[str, Any]] = {}
@@ -295,6 +325,8 @@ def main() -> None:
                 read_site(args.sites / site / "data", part, args.embedding_model, reader)
             site_data += part
         leave_one_site_out(site_data, tuple(args.features), args.l2, args.answer_floor)
+        if args.reader_dir:
+            veto_grid(site_data)
         return
     checks = [{"question": q["question"], "label": int(q.get("expected") == "GROUNDED"),
                "set": f"{path.stem}-{'fit' if not k or n % 2 else 'held-out'}"}

@@ -52,21 +52,20 @@ def test_the_embedders_favourite_passages_are_read_first() -> None:
     assert chosen([0.1, 0.9, 0.5, 0.7, 0.2, 0.8]) == [1, 5, 3, 2][:READ_PASSAGES]
 
 
-def test_the_verdict_moves_the_gate_only_where_it_can_decide() -> None:
+def test_the_verdict_can_veto_an_answer_but_never_force_one() -> None:
     base = {"cosine": 0.45, "coverage": 0.4, "names_missing": 0.0, "unknown": 0.0, "off_topic": 0.0,
             "type_missing": 0.0}
     threshold = answerability.THRESHOLD
-    # A verdict at the centre scores as the gate without the reader.
-    centre = 1 / (1 + 2.718281828 ** -answerability.READ_CENTRE)
-    assert abs(answerability.gate_score(answerability.with_reading(base, centre))
-               - answerability.gate_score(base)) < 1e-3
-    # "Answers" raises the score, "does not" lowers it, enough to cross the threshold both ways.
-    yes = answerability.gate_score(answerability.with_reading(base, 0.99))
-    no = answerability.gate_score(answerability.with_reading(base, 0.01))
-    assert no < threshold <= yes and answerability.worth_reading(base, threshold)
-    # Far from the threshold the verdict could change nothing, so the passages are not read.
-    far_off = {**base, "cosine": 0.05, "coverage": 0.0}
-    sure = {**base, "cosine": 0.9, "coverage": 1.0}
-    assert not answerability.worth_reading(far_off, threshold) and not answerability.worth_reading(sure, threshold)
-    # An amount asked for that no line states: refused whatever is read.
-    assert not answerability.worth_reading({**base, "type_missing": 1.0}, threshold)
+    assert answerability.gate_score(base) >= threshold and answerability.worth_reading(base, threshold)
+    # "It answers" leaves the score as the gate had it; "it does not" lowers it below the threshold.
+    assert answerability.gate_score(answerability.with_reading(base, 0.99)) == answerability.gate_score(base)
+    assert answerability.gate_score(answerability.with_reading(base, 0.001)) < threshold
+    # Lower verdicts lower the score more, down to the clip.
+    scores = [answerability.gate_score(answerability.with_reading(base, p)) for p in (0.2, 0.05, 0.01, 1e-9)]
+    assert scores == sorted(scores, reverse=True) and scores[-1] == answerability.gate_score(
+        answerability.with_reading(base, 0.0))
+    # Where the verdict could change nothing the passages are not read: refused already, or answered whatever.
+    refused = {**base, "cosine": 0.05, "coverage": 0.0}
+    sure = {**base, "cosine": 0.95, "coverage": 1.0}
+    assert not answerability.worth_reading(refused, threshold) and not answerability.worth_reading(sure, threshold)
+    assert not answerability.worth_reading({**base, "type_missing": 1.0}, threshold)  # an asked value missing
