@@ -167,32 +167,3 @@ def test_a_filter_admitting_many_pages_costs_about_what_an_unfiltered_search_cos
     unfiltered, filtered = best_of(5), best_of(5, sources=wanted)
     # Measured together, so a busy machine slows both: ~1x now; the set built per page made it ~1,000x.
     assert filtered < 20 * unfiltered + 0.005, (filtered, unfiltered)
-
-
-def test_keyword_rows_rank_as_a_full_scan_and_leave_nothing_behind(data_dir: str) -> None:
-    snap = embedded_index.current(data_dir, "docs")
-    assert snap is not None and snap.hybrid and snap.terms is not None
-    assert snap.starts is not None and snap.docs is not None and snap.weights is not None
-
-    def scan(query: list[int]) -> dict[int, float]:  # every row's BM25 score, the slow way
-        scores = np.zeros(snap.rows, dtype=np.float64)
-        for term in set(query):
-            at = int(np.searchsorted(snap.terms, term))
-            if at < len(snap.terms) and int(snap.terms[at]) == term:
-                start, end = int(snap.starts[at]), int(snap.starts[at + 1])
-                idf = np.log((snap.rows - (end - start) + 0.5) / (end - start + 0.5) + 1)
-                scores[snap.docs[start:end]] += idf * snap.weights[start:end]
-        return {r: float(scores[r]) for r in np.flatnonzero(scores)}
-
-    for question in ("How long is bread baked?", "What is Isaac Sim synthetic data?", "knead dough oven"):
-        query = sparse.query_terms(question)
-        expected = scan(query)
-        found = snap.keyword_rows(query, 3, None)
-        assert found and all(r in expected for r in found)
-        assert [round(expected[r], 4) for r in found] == sorted((round(v, 4) for v in expected.values()),
-                                                               reverse=True)[:len(found)]
-        inside = np.asarray(sorted(expected)[:1])  # a filter admitting one matching row gets just that row
-        assert snap.keyword_rows(query, 3, inside) == inside.tolist()
-    # The thread's score array is zeroed after each query: a question sharing no term finds nothing.
-    assert snap.keyword_rows(sparse.query_terms("zzzzqqq"), 3, None) == []
-    assert not snap._keyword_buffer().any()
