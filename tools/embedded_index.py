@@ -216,6 +216,25 @@ def _top(scores: np.ndarray[Any, Any], k: int, admitted: np.ndarray[Any, Any] | 
     return rows
 
 
+# Every this many rows is a sample whose k-th best score bounds the whole index's from below (see _top_matched).
+SAMPLE_STRIDE = 64
+
+
+def _top_matched(scores: np.ndarray[Any, Any], k: int) -> list[int]:
+    """Return the rows of the k highest positive scores, best first (ties by row), as a full ranking would.
+
+    At 1M chunks ranking every matched row (often most of the index) took 3 ms of a 16 ms search. The k-th best
+    score of every SAMPLE_STRIDE-th row can only be lower than the index's own k-th best, so the rows scoring at
+    least that hold the k best, and there are few of them (about SAMPLE_STRIDE × k).
+    """
+    sample = scores[::SAMPLE_STRIDE]
+    floor = 0.0
+    if len(sample) > k:
+        floor = float(np.partition(sample, len(sample) - k)[len(sample) - k])
+    rows = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
+    return rows[_top(scores[rows], k, None)].tolist()  # type: ignore[no-any-return]
+
+
 def _exact(snap: Snapshot, query: np.ndarray[Any, Any], k: int, rows: np.ndarray[Any, Any]) -> list[int]:
     """Return the k rows among `rows` nearest the query by exact cosine, best first."""
     best = _top(snap.vectors[rows] @ query, k, None)
@@ -254,14 +273,11 @@ def search(snap: Snapshot, vector: list[float], k: int, *, query_terms: list[int
     rows = _nearest(snap, query, k, admitted)
     if query_terms and snap.hybrid:
         keyword = snap.keyword_scores(query_terms)
-        matched = keyword > 0
         if admitted is not None:
             inside = np.zeros(snap.rows, dtype=bool)
             inside[admitted] = True
-            matched &= inside
-        # Ranked among the matched rows only: one pass over the index instead of three at 1M chunks.
-        candidates = np.flatnonzero(matched)
-        by_keyword = candidates[_top(keyword[candidates], k, None)].tolist()
+            keyword[~inside] = 0.0
+        by_keyword = _top_matched(keyword, k)
         # Qdrant's RRF, reimplemented: importing qdrant_client for it would cost most of a cold start.
         rows = reciprocal_rank_fusion([rows, by_keyword], k)
     # Cosine of the chosen rows only: as on a server, fused candidates come back best cosine first.

@@ -167,3 +167,13 @@ def test_a_filter_admitting_many_pages_costs_about_what_an_unfiltered_search_cos
     unfiltered, filtered = best_of(5), best_of(5, sources=wanted)
     # Measured together, so a busy machine slows both: ~1x now; the set built per page made it ~1,000x.
     assert filtered < 20 * unfiltered + 0.005, (filtered, unfiltered)
+
+
+def test_the_sampled_keyword_ranking_finds_exactly_the_best_scores() -> None:
+    rng = np.random.default_rng(7)
+    for size, matched in ((50, 0.5), (5_000, 0.02), (200_000, 0.6), (200_000, 0.0001)):
+        scores = np.where(rng.random(size) < matched, rng.integers(1, 40, size) / 4, 0.0).astype(np.float32)
+        best = embedded_index._top_matched(scores, 30)
+        positive = np.sort(scores[scores > 0])[::-1][:30]
+        assert len(best) == len(positive) and np.all(scores[best] > 0)  # never a row that matched no term
+        assert scores[best].tolist() == positive.tolist()  # the same scores, best first (ties share a value)
