@@ -24,8 +24,9 @@ _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\
 # content) or would not store (oversized); its value says why, and classify refuses the turn with it.
 UNREADABLE = "unreadable_message"
 
-# A selection is embedded chunk by chunk on every new question, so it is bounded like a few pages.
-MAX_SELECTION_CHARS = 20_000
+# A selection is embedded part by part on every new question, so it is bounded: a long docs page (the longest
+# chapters of a programming book run to 30,000 characters) fits, a book does not.
+MAX_SELECTION_CHARS = 50_000
 
 
 def _clean(content: object, what: str) -> str:

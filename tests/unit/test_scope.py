@@ -16,6 +16,7 @@ import nodes.classify
 import nodes.generate_grounded
 from graph.builder import compile_graph
 from graph.context import Context
+from logic.validation import MAX_SELECTION_CHARS
 from nodes.classify import Rewrite
 from rag_agent.cli.commands import main
 from rag_agent.service import Agent
@@ -162,7 +163,7 @@ def test_next_call_without_a_selection_uses_the_index(agent: Agent) -> None:
 
 
 @pytest.mark.parametrize(("selection", "filters", "expected"), [
-    ("x" * 20_001, None, "too long"),
+    ("x" * (MAX_SELECTION_CHARS + 1), None, "too long"),
     ("   ", None, "empty"),
     (KINEMATICS, {"module": "robots"}, "cannot be combined"),
 ])
