@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from logic.validation import MAX_SELECTION_CHARS
 from tests.hostile import Run, Server, drip, run_cli, send
 
 PEAK_MB = 500  # nothing may ask the machine for more
@@ -81,7 +82,7 @@ def test_context_from_dev_zero_is_refused_after_reading_the_cap(tmp_path: Path) 
 
 def test_a_100_mb_context_file_is_not_read_whole(tmp_path: Path) -> None:
     small, big = tmp_path / "small.txt", tmp_path / "big.txt"
-    small.write_text("x" * 30_000)
+    small.write_text("x" * (MAX_SELECTION_CHARS + 10_000))  # just over the limit: refused the same way
     with big.open("w") as handle:  # 100 MB of text, written once
         block = "selected text line\n" * 5_000
         for _ in range(100_000_000 // len(block)):
