@@ -90,6 +90,27 @@ def known_sites(shared: Path) -> dict[str, Site]:
     return found
 
 
+HELDOUT = ROOT / "benchmarks" / "heldout"
+
+
+def heldout_sites() -> dict[str, Site]:
+    """Return the held-out sites: sets in benchmarks/heldout/<name>/, corpus where corpus.txt says it is installed.
+
+    Their sets were written before the agent was run on them, and nothing is tuned on them: they tell whether
+    a change carries to a site nobody tuned on. A site whose corpus is not installed here is left out.
+    """
+    found = {}
+    for folder in sorted(HELDOUT.iterdir()) if HELDOUT.is_dir() else []:
+        corpus = Path((folder / "corpus.txt").read_text().strip()) if (folder / "corpus.txt").is_file() else None
+        if corpus is None or not corpus.is_dir():
+            print(f"{folder.name}: held-out corpus not installed here ({corpus}); skipped", file=sys.stderr)
+            continue
+        extra = {name: folder / f"{name}.jsonl" for name in ("conversations", "selection")}
+        found[folder.name] = Site(folder.name, corpus, [folder / "questions.jsonl"], [],
+                                  *(p if p.is_file() else None for p in extra.values()))
+    return found
+
+
 def _first(rows: list[dict[str, Any]], limit: int | None, key: Any) -> list[dict[str, Any]]:
     """Keep the first `limit` rows of each group `key` names (all of them without a limit)."""
     if limit is None:
@@ -287,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reader-dir", type=Path,
                         help="read each site with DIR/reader-<site>.onnx, a reading model trained without that site "
                              "(training/README.md), instead of the bundled one trained on every site")
+    parser.add_argument("--heldout", action="store_true",
+                        help="run the held-out sites of benchmarks/heldout/ (never tuned on), not the shared ones")
     args = parser.parse_args(argv)
-    available = known_sites(args.shared)
+    available = heldout_sites() if args.heldout else known_sites(args.shared)
     names = args.sites.split(",") if args.sites else list(available)
     unknown = [n for n in names if n not in available]
     if unknown:
