@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+import nodes.retrieve
 from graph.context import Context
 from logic.heuristics import RESET_REPLY
-from nodes.generate_grounded import HEDGE, HEDGE_BELOW
+from nodes.generate_grounded import HEDGE, HEDGE_BELOW, READ_DOUBT
 from tests.fakes import FakeChat
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -104,6 +105,30 @@ def test_an_unsure_offline_answer_says_the_docs_do_not_state_it(ask: Ask, make_c
     assert barely["status"] == "grounded" and barely["answer"].startswith(HEDGE)
     assert barely["answer"].removeprefix(HEDGE).strip() == sure["answer"].strip()  # the same quote, introduced
     assert barely["messages"][-1].text.startswith(HEDGE)
+
+
+def test_an_answer_the_reading_model_doubts_is_hedged(ask: Ask, make_context: Callable[..., Context],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    verdict = {"answers": 0.9}
+
+    def reading(ctx: Context, name: str, embeddings: Any, query: str, threshold: float,
+                readings: list[Any]) -> Callable[..., float]:
+        def read(best: list[Any], evidence: dict[str, float]) -> float:
+            readings[:] = [{"chunk_id": best[0]["chunk_id"], "units": [0], "answers": verdict["answers"]}]
+            return verdict["answers"]
+        return read
+
+    # The hash embedder has no reading model: stand one in that reads the best passage with a fixed verdict.
+    monkeypatch.setattr(nodes.retrieve, "_reader", reading)
+    trusted = ask(BREAD_QUESTION, "t-read-yes", context=make_context(score_threshold=0.0))
+    verdict["answers"] = READ_DOUBT / 2
+    doubted = ask(BREAD_QUESTION, "t-read-no", context=make_context(score_threshold=0.0))
+    assert trusted["readings"] and doubted["readings"][0]["answers"] < READ_DOUBT
+    assert trusted["confidence"] >= HEDGE_BELOW and not trusted["answer"].startswith(HEDGE)
+    # Still answered (the gate let it through), but not presented as the answer, nor as a sure one.
+    assert doubted["status"] == "grounded" and doubted["answer"].startswith(HEDGE)
+    assert doubted["confidence"] < HEDGE_BELOW
+    assert doubted["answer"].removeprefix(HEDGE).strip() == trusted["answer"].strip()
 
 
 def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Context]) -> None:
