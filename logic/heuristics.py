@@ -43,9 +43,16 @@ _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|t
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
     r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so|go|goes|belong|belongs|live|"
-    r"lives|run|runs|happen|happens)\b.*$",
+    r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by)\b.*$",
     re.IGNORECASE,
 )
+# A plural noun ("workspaces", "tests"; not "class", "status", "analysis"): what "they" or "them" stands for.
+_PLURAL_NOUN = re.compile(r"\b[A-Za-z][a-z]+[a-hj-rtv-z]s\b")
+# Words ending like plurals that are verbs or function words in a question ("How does X work?", "it uses").
+_NOT_PLURAL = {"does", "goes", "uses", "needs", "gets", "makes", "takes", "works", "runs", "means", "helps",
+               "happens", "lives", "belongs", "relates", "always", "perhaps", "sometimes", "unless", "towards",
+               "besides", "whereas"}
+_PLURAL_PRONOUNS = {"they", "them", "their"}
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -108,8 +115,23 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     rest = question[match.end():]
     if word == "it" and _ITS_VERB.match(rest):  # "What if it's an organization site?" → "… my docs is …"
         return f"{question[: match.start()]}{subject} is{rest[2:]}"
+    if word in _PLURAL_PRONOUNS:
+        subject = _plural_subject(subject, previous_query)
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
     return question[: match.start()] + replacement + rest
+
+
+def _plural_subject(subject: str, previous_query: str) -> str:
+    """Return what "they"/"them" stands for: the subject when it is plural, else the earlier question's last plural.
+
+    "How many of them …?" after "How do I turn my repo into a monorepo using npm workspaces?" asks about the
+    workspaces, not the repo.
+    """
+    if _PLURAL_NOUN.fullmatch(subject.split()[-1]):
+        return subject
+    plurals = [w for w in _PLURAL_NOUN.findall(_FRAME.sub("", previous_query.strip().rstrip("?.!")))
+               if w.lower() not in _NOT_PLURAL]
+    return f"the {plurals[-1]}" if plurals else subject
 
 
 RESET_COMMANDS = frozenset({"/reset", "/clear", "/new"})

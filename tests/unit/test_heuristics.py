@@ -124,6 +124,13 @@ def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(ques
      "How come I can use * on Box<T> like a reference?"),
     ("Can those call my private functions?", "Where should integration tests go?",
      "Can integration tests call my private functions?"),
+    # "they"/"them" stand for the earlier question's plural noun, not for its singular object.
+    ("How many of them can I have before installs get slow?",
+     "How do I turn my repo into a monorepo using npm workspaces?",
+     "How many of the workspaces can I have before installs get slow?"),
+    ("Can I rename them?", "How do I publish scoped packages?", "Can I rename scoped packages?"),
+    # The object ends at a preposition such as "into" or "using".
+    ("Can I use it with pnpm?", "How do I link my library into another project?", "Can I use my library with pnpm?"),
     # "it's" is "it is": the verb stays.
     ("What if it's an organization site instead?", "How do I deploy my docs to GitHub Pages?",
      "What if my docs is an organization site instead?"),
