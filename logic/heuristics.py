@@ -53,6 +53,8 @@ _NOT_PLURAL = {"does", "goes", "uses", "needs", "gets", "makes", "takes", "works
                "happens", "lives", "belongs", "relates", "always", "perhaps", "sometimes", "unless", "towards",
                "besides", "whereas"}
 _PLURAL_PRONOUNS = {"they", "them", "their"}
+_BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "some", "many", "several", "multiple",
+                "two", "three", "of", "for", "with", "in", "on", "from", "using", "into", "between", "about"}
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -129,8 +131,11 @@ def _plural_subject(subject: str, previous_query: str) -> str:
     """
     if _PLURAL_NOUN.fullmatch(subject.split()[-1]):
         return subject
-    plurals = [w for w in _PLURAL_NOUN.findall(_FRAME.sub("", previous_query.strip().rstrip("?.!")))
-               if w.lower() not in _NOT_PLURAL]
+    words = _FRAME.sub("", previous_query.strip().rstrip("?.!")).split()
+    # A noun where a verb cannot be: the question's last word, or after a determiner, number or preposition
+    # ("… using npm workspaces", "the tests in …"); not "where water enters the basin".
+    plurals = [w for n, w in enumerate(words) if _PLURAL_NOUN.fullmatch(w) and w.lower() not in _NOT_PLURAL
+               and (n == len(words) - 1 or (n > 0 and words[n - 1].lower() in _BEFORE_NOUN))]
     return f"the {plurals[-1]}" if plurals else subject
 
 
