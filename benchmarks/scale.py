@@ -217,6 +217,17 @@ def _exact_top10(path: Path, queries: list[np.ndarray]) -> list[set[int]]:
     return [set(r.tolist()) for r in where]
 
 
+def _rss_parts() -> tuple[float, float]:
+    """Return this process's resident private (anonymous) and file-backed memory in MB (Linux; 0 elsewhere)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 0.0, 0.0
+    kb = {k: float(v.split()[0]) for k, v in (line.split(":", 1) for line in status.splitlines() if ":" in line)
+          if k in ("RssAnon", "RssFile")}
+    return kb.get("RssAnon", 0.0) / 1024, kb.get("RssFile", 0.0) / 1024
+
+
 def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
     """Open the index, time search and full turns, and report quality at this size."""
     from graph.context import Context
@@ -240,17 +251,22 @@ def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
     search.find(data_dir, COLLECTION, embeddings, vectors[0], 30, mode="hybrid", text=asked[0])  # loads the encoder
     # A module filter: the pages of the textbook's first module, as a `module` scope names them.
     module = Scope(tuple(s for s in snap.sources if s.startswith("module-1/")))
+    # Two passes over the same questions: the first reads whatever of the snapshot's files the page cache lacks
+    # from disk (after a reboot, or on a machine that keeps little cache, that is most postings); the second is a
+    # reader that has been serving. The goals are judged on the second; both are printed.
+    first: dict[str, list[float]] = {"hybrid": [], "dense": [], "filtered": []}
     timed: dict[str, list[float]] = {"hybrid": [], "dense": [], "filtered": []}
-    search_cpu = []
-    for question, vector in zip(asked, vectors, strict=True):
-        for kind in timed:
-            mode = "dense" if kind == "dense" else "hybrid"
-            t, cpu = time.perf_counter(), time.process_time()
-            search.find(data_dir, COLLECTION, embeddings, vector, 30, mode=mode, text=question,
-                        scope=module if kind == "filtered" else None)
-            timed[kind].append(time.perf_counter() - t)
-            if kind == "hybrid":
-                search_cpu.append(time.process_time() - cpu)
+    search_cpu: list[float] = []
+    for times in (first, timed):
+        for question, vector in zip(asked, vectors, strict=True):
+            for kind in times:
+                mode = "dense" if kind == "dense" else "hybrid"
+                t, cpu = time.perf_counter(), time.process_time()
+                search.find(data_dir, COLLECTION, embeddings, vector, 30, mode=mode, text=question,
+                            scope=module if kind == "filtered" else None)
+                times[kind].append(time.perf_counter() - t)
+                if kind == "hybrid" and times is timed:
+                    search_cpu.append(time.process_time() - cpu)
     search_s = timed["hybrid"]
     # Recall@10 of the dense search against brute force over every row, on the real questions: those the
     # textbook answers, and apart the out-of-scope ones, whose "nearest" rows at scale are random synthetic
@@ -276,17 +292,23 @@ def measure(data_dir: Path, queries: int, embedder: str) -> dict[str, float]:
             turn_cpu.append(time.process_time() - cpu)
         quality = metrics(run(agent, questions[:queries] + ood[:queries], []))
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    anon_mb, file_mb = _rss_parts()
     disk = sum(f.stat().st_size for f in snap.folder.iterdir()) / 2**20
     return {"chunks": snap.rows, "open_s": opened, "search_p50_ms": statistics.median(search_s) * 1000,
             "search_p95_ms": percentile(search_s, 0.95) * 1000,
             "dense_p50_ms": statistics.median(timed["dense"]) * 1000,
             "dense_p95_ms": percentile(timed["dense"], 0.95) * 1000,
             "filtered_p50_ms": statistics.median(timed["filtered"]) * 1000,
-            "filtered_p95_ms": percentile(timed["filtered"], 0.95) * 1000, "recall_at_10": recall["GROUNDED"],
+            "filtered_p95_ms": percentile(timed["filtered"], 0.95) * 1000,
+            **{f"first_{k}_p50_ms": statistics.median(first[k]) * 1000 for k in ("hybrid", "dense", "filtered")},
+            "recall_at_10": recall["GROUNDED"],
             "recall_at_10_out_of_scope": recall["NOT_FOUND"],
             "disk_mb": disk, "turn_p50_ms": statistics.median(turn_s) * 1000,
             "turn_p95_ms": percentile(turn_s, 0.95) * 1000, "embed_p50_ms": statistics.median(embed_s) * 1000,
             "rss_mb": rss_mb,
+            # At the end, what the peak is made of: private memory, and pages of the snapshot's files the process
+            # mapped and touched (page cache, shared by every reader of the index and reclaimable).
+            "rss_anon_mb": anon_mb, "rss_file_mb": file_mb,
             # CPU seconds of this process (all its threads): what a query costs when other processes
             # compete for the cores, as they do on the shared machine these run on.
             "search_cpu_p50_ms": statistics.median(search_cpu) * 1000,
