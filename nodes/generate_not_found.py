@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from graph.state import State
 from logic.confidence import confidence
@@ -27,9 +27,21 @@ def diagnose(state: State) -> NotFound:
     return {"reason": reason, "best_score": top, "threshold": state.get("threshold"), "nearest": sections(retrieved)}
 
 
+def asked(state: State) -> str:
+    """Return the question to name in the reply: the standalone query, or the user's words it only extended.
+
+    A follow-up the offline rewrite could not make standalone ("Is that version the default?") is searched with
+    the earlier question appended in brackets; the reply names the question as the user asked it.
+    """
+    query = state.get("retrieval_query", "")
+    humans = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+    said = humans[-1].text.strip() if humans else ""
+    return said if said and query.startswith(f"{said} (") and query.endswith(")") else query
+
+
 def generate_not_found(state: State) -> dict[str, Any]:
     """Reply honestly that there is no answer, saying why, without inventing one."""
-    query = state.get("retrieval_query", "").rstrip("?.! ")
+    query = asked(state).rstrip("?.! ")
     found = diagnose(state)
     filters, selection = state.get("applied_filters") or {}, bool(state.get("selection"))
     answer = compose(query, found, filters, selection)

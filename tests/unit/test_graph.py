@@ -147,6 +147,16 @@ def test_high_threshold_gives_not_found(ask: Ask, make_context: Callable[..., Co
     assert message.splitlines()[1:] == [f"- [{s['title']}]({s['source_url']})" for s in nearest]
 
 
+def test_a_refused_followup_names_the_question_as_asked(ask: Ask, make_context: Callable[..., Context]) -> None:
+    ask(BREAD_QUESTION, "t-follow")
+    # "this method" cannot be swapped for a noun: the search appends the earlier question in brackets.
+    state = ask("Is this method safe for rye flour?", "t-follow", context=make_context(score_threshold=0.99))
+    assert state["status"] == "not_found"
+    assert state["retrieval_query"] == "Is this method safe for rye flour? (How long should I knead bread dough)"
+    assert state["answer"].startswith("I don't have information about “Is this method safe for rye flour”")
+    assert state["messages"][-1].text.startswith("I don't have information about “Is this method safe for rye flour”")
+
+
 def test_chitchat_does_not_retrieve(ask: Ask) -> None:
     state = ask("hello")
     assert state["status"] == "chitchat"
