@@ -74,14 +74,19 @@ class Site:
     selection: Path | None
 
 
+def _site(folder: Path, corpus: Path) -> Site:
+    """Return a site whose sets are in `folder` in the shared sites' layout, its pages in `corpus`."""
+    extra = {name: folder / f"{name}.jsonl" for name in ("conversations", "selection")}
+    return Site(folder.name, corpus, [folder / "questions.jsonl"], [],
+                *(p if p.is_file() else None for p in extra.values()))
+
+
 def known_sites(shared: Path) -> dict[str, Site]:
     """Return every site under shared/sites, then the textbook, by name."""
     found = {}
     for folder in sorted((shared / "sites").iterdir()) if (shared / "sites").is_dir() else []:
         if (folder / "corpus").is_dir() and (folder / "questions.jsonl").is_file():
-            extra = {name: folder / f"{name}.jsonl" for name in ("conversations", "selection")}
-            found[folder.name] = Site(folder.name, folder / "corpus", [folder / "questions.jsonl"], [],
-                                      *(p if p.is_file() else None for p in extra.values()))
+            found[folder.name] = _site(folder, folder / "corpus")
     book = shared / "textbook"
     if (book / "corpus").is_dir():
         found["textbook"] = Site("textbook", book / "corpus", [book / "textbook-questions.jsonl"],
@@ -105,9 +110,7 @@ def heldout_sites() -> dict[str, Site]:
         if corpus is None or not corpus.is_dir():
             print(f"{folder.name}: held-out corpus not installed here ({corpus}); skipped", file=sys.stderr)
             continue
-        extra = {name: folder / f"{name}.jsonl" for name in ("conversations", "selection")}
-        found[folder.name] = Site(folder.name, corpus, [folder / "questions.jsonl"], [],
-                                  *(p if p.is_file() else None for p in extra.values()))
+        found[folder.name] = _site(folder, corpus)
     return found
 
 

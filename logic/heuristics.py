@@ -110,7 +110,7 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     if plural and subject and not _REFERRING.search(question[plural.end():]):
         return f"{plural.group(1)}{subject}{question[plural.end():]}"
     if _REFERRING.search(question) or not subject:
-        return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"
+        return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     match = _REPLACEABLE.search(question)
     assert match is not None
     word = match.group(1).lower()
@@ -121,6 +121,16 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         subject = _plural_subject(subject, previous_query)
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
     return question[: match.start()] + replacement + rest
+
+
+def as_asked(question: str, query: str) -> str:
+    """Return `question` when `query` is it with the earlier question appended in brackets, else `query`.
+
+    That is the rewrite's fallback for a reference it cannot swap for a noun ("Is that version the default?"):
+    good for searching, not for naming the question back to the user.
+    """
+    said = question.rstrip()
+    return said if said and query.startswith(f"{said} (") and query.endswith(")") else query
 
 
 def _plural_subject(subject: str, previous_query: str) -> str:

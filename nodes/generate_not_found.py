@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from graph.state import State
 from logic.confidence import confidence
+from logic.heuristics import as_asked
 from logic.not_found import compose, sections
 from logic.notes import with_notes
 from logic.types import NotFound, NotFoundReason
@@ -28,15 +29,9 @@ def diagnose(state: State) -> NotFound:
 
 
 def asked(state: State) -> str:
-    """Return the question to name in the reply: the standalone query, or the user's words it only extended.
-
-    A follow-up the offline rewrite could not make standalone ("Is that version the default?") is searched with
-    the earlier question appended in brackets; the reply names the question as the user asked it.
-    """
-    query = state.get("retrieval_query", "")
+    """Return the question to name in the reply: the standalone query, or the user's words it only extended."""
     humans = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
-    said = humans[-1].text.strip() if humans else ""
-    return said if said and query.startswith(f"{said} (") and query.endswith(")") else query
+    return as_asked(humans[-1].text.strip() if humans else "", state.get("retrieval_query", ""))
 
 
 def generate_not_found(state: State) -> dict[str, Any]:
