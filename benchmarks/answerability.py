@@ -35,6 +35,7 @@ from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 from tools.ingest import ingest_folder  # noqa: E402
 from tools.reader import read_best  # noqa: E402
 from tools.settings import overridden  # noqa: E402
+from tools.words import english  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 TOP_K = 5
@@ -122,6 +123,10 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
                  (shared / "textbook" / "textbook-nearmiss.jsonl", "near_miss")]
     else:
         files = [(shared / "sites" / site / "questions.jsonl", "")]
+    # The project's own sets for the same corpora (benchmarks/tuning/): questions as users write them, chatty, with
+    # near misses in the site's own words; their kinds carry "_users" so each set's figures stay apart.
+    users = ROOT / "benchmarks" / "tuning" / site / "questions.jsonl"
+    files += [(users, "_users")] if users.is_file() else []
     rows = []
     for path, refusal in files:
         for line in path.read_text().splitlines():
@@ -129,7 +134,12 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
             if not q.get("question") or q.get("selection_file"):
                 continue
             answerable = q.get("expected") == "GROUNDED"
-            kind = "in_scope" if answerable else refusal or ("near_miss" if q.get("kind") == "near_miss" else "far_off")
+            if refusal == "_users":
+                kind = ("in_scope" if answerable else "near_miss") + refusal
+            elif answerable:
+                kind = "in_scope"
+            else:
+                kind = refusal or ("near_miss" if q.get("kind") == "near_miss" else "far_off")
             rows.append({"question": q["question"], "label": int(answerable), "set": site, "kind": kind})
     return rows
 
@@ -177,8 +187,18 @@ def candidates(query: str, best: list[Any], lexicon: Any) -> dict[str, float]:
     joined = " ".join(answerability.section_text(c) for c in top).lower()
     ceiling = math.log((lexicon.chunks + 1) / 0.5)
     missing = [lexicon.idf(t) for t in query_terms if lexicon.df.get(t, 0) and not matches(t, joined)]
+    known = [t for t in query_terms if lexicon.df.get(t, 0)]
+    weights = {t: lexicon.idf(t) for t in query_terms}
+    total = sum(weights.values()) or 1.0
+    words = english()
+    unseen = [t for t in query_terms if not lexicon.df.get(t, 0) and not matches(t, joined)]
+    rare = [t for t in unseen if t not in words and f"{t}s" not in words]
     return {"rarest_missing": round(max(missing, default=0.0) / ceiling, 4),
-            "union_missing": round(1 - lexicon.coverage(query_terms, joined), 4)}
+            "union_missing": round(1 - lexicon.coverage(query_terms, joined), 4),
+            "coverage_known": round(max((lexicon.coverage(known, answerability.section_text(c)) for c in top),
+                                        default=0.0), 4) if known else 0.0,
+            "unknown_rare": round(sum(weights[t] for t in rare) / total, 4),
+            "unknown_common": round(sum(weights[t] for t in unseen if t not in rare) / total, 4)}
 
 
 def per_kind(rows: list[dict[str, Any]], weights: list[float], threshold: float,
@@ -193,7 +213,7 @@ def per_kind(rows: list[dict[str, Any]], weights: list[float], threshold: float,
         cell[0] += (p >= threshold) == bool(row["label"])
         cell[1] += 1
     return {k: f"{counts[k][0]}/{counts[k][1]} = {counts[k][0] / counts[k][1]:.2f}"
-            for k in ("in_scope", "near_miss", "far_off") if k in counts}
+            for k in ("in_scope", "near_miss", "far_off", "in_scope_users", "near_miss_users") if k in counts}
 
 
 def balanced_threshold(rows: list[dict[str, Any]], weights: list[float], names: tuple[str, ...]) -> float:

@@ -72,6 +72,7 @@ class Site:
     near_miss_files: list[Path]  # files whose not-found questions are all near misses
     conversations: Path | None
     selection: Path | None
+    index: str = ""  # the folder under --work-dir its index lives in, when another set shares it (default: name)
 
 
 def _site(folder: Path, corpus: Path) -> Site:
@@ -105,13 +106,26 @@ def heldout_sites() -> dict[str, Site]:
     a change carries to a site nobody tuned on. A site whose corpus is not installed here is left out.
     """
     found = {}
-    for folder in sorted(HELDOUT.iterdir()) if HELDOUT.is_dir() else []:
+    for folder in sorted(p for p in HELDOUT.iterdir() if p.is_dir()) if HELDOUT.is_dir() else []:
         corpus = Path((folder / "corpus.txt").read_text().strip()) if (folder / "corpus.txt").is_file() else None
         if corpus is None or not corpus.is_dir():
             print(f"{folder.name}: held-out corpus not installed here ({corpus}); skipped", file=sys.stderr)
             continue
         found[folder.name] = _site(folder, corpus)
     return found
+
+
+TUNING = ROOT / "benchmarks" / "tuning"
+
+
+def users_sites(shared: Path) -> dict[str, Site]:
+    """Return the project's own tuning sets (benchmarks/tuning/<site>/), questions as users write them, as sites
+    named <site>-users that are asked of the shared site's index."""
+    known = known_sites(shared)
+    return {f"{name}-users": Site(f"{name}-users", known[name].corpus, [TUNING / name / "questions.jsonl"], [],
+                                  None, None, index=name)
+            for name in sorted(p.name for p in TUNING.iterdir() if (p / "questions.jsonl").is_file())
+            if name in known} if TUNING.is_dir() else {}
 
 
 def _first(rows: list[dict[str, Any]], limit: int | None, key: Any) -> list[dict[str, Any]]:
@@ -250,7 +264,7 @@ def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
 
     With `readers`, the site is read by readers/reader-<site>.onnx, a reading model trained without it.
     """
-    folder = work / site.name
+    folder = work / (site.index or site.name)
     how = ensure_index(site, folder, model, code)
     print(f"{site.name}: index {how}", file=sys.stderr)
     questions, conversations = load_sets(site, limit)
@@ -313,8 +327,12 @@ def main(argv: list[str] | None = None) -> int:
                              "(training/README.md), instead of the bundled one trained on every site")
     parser.add_argument("--heldout", action="store_true",
                         help="run the held-out sites of benchmarks/heldout/ (never tuned on), not the shared ones")
+    parser.add_argument("--users", action="store_true",
+                        help="run the project's own tuning sets of benchmarks/tuning/ (questions as users write them) "
+                             "against the shared sites' indexes")
     args = parser.parse_args(argv)
-    available = heldout_sites() if args.heldout else known_sites(args.shared)
+    available = (heldout_sites() if args.heldout else users_sites(args.shared) if args.users
+                 else known_sites(args.shared))
     names = args.sites.split(",") if args.sites else list(available)
     unknown = [n for n in names if n not in available]
     if unknown:
