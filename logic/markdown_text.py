@@ -26,6 +26,15 @@ _FENCED = re.compile(r"(^[ \t>]*(?:```|~~~).*?(?:^[ \t>]*(?:```|~~~)[^\n]*$|\Z))
 # An image shows no words of the text (its alt text may wrap over lines); `vec![1](x)` is no image.
 _IMAGE = re.compile(r"(?<![\w!])!\[[^\]`]*\]\([^)\s]*\)")
 _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
+# A MyST / Sphinx role: {class}`~pkg.mod.Name`, {func}`pkg.configure`, {any}`str`. The reader sees the code span,
+# and a leading `~` shows only the name's last part.
+_ROLE = re.compile(r"\{[a-z][\w:.-]*\}`(~?)([^`\n]+)`")
+
+
+def _role(match: re.Match[str]) -> str:
+    """Return a role's code span as Sphinx shows it."""
+    target = match.group(2).rsplit(".", 1)[-1] if match.group(1) else match.group(2)
+    return f"`{target}`"
 
 
 def _outside_code_spans(line: str, change: re.Pattern[str], replacement: str) -> str:
@@ -37,7 +46,8 @@ def normalize_markdown(markdown: str) -> str:
     """Return Markdown as its reader sees it; fenced code is kept as written (after quote markers go).
 
     HTML comments and tag-only lines vanish, inline tags leave their text, admonition and tab markers give way
-    to their title (the body is dedented), `>` quote markers and reference-link brackets go, their text stays.
+    to their title (the body is dedented), `>` quote markers and reference-link brackets go, their text stays;
+    a MyST role leaves its code span.
     """
     out: list[str] = []
     fence: str | None = None
@@ -74,6 +84,6 @@ def normalize_markdown(markdown: str) -> str:
         if _TAG_LINE.match(line) or _REF_DEFINITION.match(line):
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
             continue
-        line = _REF_CODE_LINK.sub(r"\1", line)
+        line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
         out.append(_outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1"))
     return "\n".join(out)

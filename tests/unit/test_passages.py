@@ -47,3 +47,13 @@ def test_an_image_whose_alt_text_wraps_leaves_no_empty_quote() -> None:
     answer = render([(0, u.body) for u in units(text)])
     assert ". [1] ." not in answer and not answer.startswith(".")
     assert answer.count("[1]") == 2
+
+
+def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
+    text = ("If you log to `sys.stderr` too, you must use {class}`~structlog.WriteLogger` instead of "
+            "{class}`~structlog.PrintLogger`, and call {func}`structlog.configure` once.\n\n"
+            "```python\nrole = {class}`kept`  # code is shown as written\n```\n")
+    bodies = [u.body for u in units(text)]
+    assert bodies[0] == ("If you log to `sys.stderr` too, you must use `WriteLogger` instead of `PrintLogger`, "
+                         "and call `structlog.configure` once.")
+    assert "{class}`kept`" in bodies[1]
