@@ -51,6 +51,8 @@ THRESHOLD = 0.25
 TYPE_MISSING_FACTOR = 0.1
 # A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
 # (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
+# A sentence ends at . ! or ? before a space and what can open the next one.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(])")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
 
 
@@ -70,6 +72,20 @@ def names(question: str) -> list[str]:
                 or (token[0].isupper() and not opening)):
             found.append(token)
     return found
+
+
+def asked_part(question: str) -> str:
+    """Return what a question asks, without the sentences before it that set out the user's situation.
+
+    "Our audit Event model has an `actor: User` field … How do I serialize the subclass's fields?": the user's own
+    names (Event, AdminUser) are context, not something the docs must mention. The ask runs from the first sentence
+    ending in '?' (else it is the last sentence); a question of one sentence is all ask.
+    """
+    parts = [p for p in _SENTENCE.split(question.strip()) if p.strip()]
+    if len(parts) < 2:
+        return question
+    first = next((i for i, p in enumerate(parts) if p.rstrip().endswith("?")), len(parts) - 1)
+    return " ".join(parts[first:])
 
 
 def spelled_out(query: str, text: str) -> dict[str, list[str]]:
@@ -129,8 +145,9 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
 
     - cosine: the best chunk's embedding similarity.
     - coverage: IDF-weighted share of the question's terms found in the best chunk that holds most of them.
-    - names_missing: share of the names the question mentions (Zenoh, Raspberry Pi 5, ros1_bridge) that
-      the best sections never mention: the asked-for tool or version is elsewhere or nowhere.
+    - names_missing: share of the names the question asks about (Zenoh, Raspberry Pi 5, ros1_bridge) that
+      the best sections never mention: the asked-for tool or version is elsewhere or nowhere. Names in the
+      sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`).
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
@@ -152,7 +169,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
     coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
-    named = names(query)
+    named = names(asked_part(query))
     missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())

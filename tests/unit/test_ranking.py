@@ -155,3 +155,16 @@ def test_off_topic_measures_the_section_against_the_whole_conversation() -> None
     assert answerability.off_topic(waiver, [fee], fee) == 0.0  # the section is what the conversation is about
     assert answerability.off_topic(waiver, [fee], flu) == pytest.approx(answerability.CONTEXT_HINGE)
     assert not answerability.continues(waiver, [])
+
+
+def test_names_from_the_users_own_situation_are_not_asked_about() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["serialize subclass fields model_dump", "field validators", "json schema"])
+    hits = [chunk("s.md", 0.6, "To serialize a subclass's extra fields, pass serialize_as_any=True to model_dump.")]
+    chatty = ("Our audit Event model has an actor field, and for admin actions we pass an AdminUser. "
+              "How do I serialize the subclass's extra fields?")
+    asked = "How do I serialize the extra fields of an AdminUser subclass?"
+    assert features(chatty, hits, lex)["names_missing"] == 0.0
+    # Named in the question itself, the name still has to be in the docs.
+    assert features(asked, hits, lex)["names_missing"] == 1.0
