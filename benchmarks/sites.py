@@ -119,8 +119,7 @@ TUNING = ROOT / "benchmarks" / "tuning"
 
 
 def users_sites(shared: Path) -> dict[str, Site]:
-    """Return the project's own tuning sets (benchmarks/tuning/<site>/), questions as users write them, as sites
-    named <site>-users that are asked of the shared site's index."""
+    """Return the project's own tuning sets (benchmarks/tuning/<site>/) as sites <site>-users on the shared indexes."""
     known = known_sites(shared)
     return {f"{name}-users": Site(f"{name}-users", known[name].corpus, [TUNING / name / "questions.jsonl"], [],
                                   None, None, index=name)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from logic import asked_type
 from logic.lexical import Lexicon, matches, terms
 from logic.masking import EMAIL, KEY_LIKE
+from logic.passages import SENTENCE_END
 from logic.types import Chunk
 
 # The gate reads the few best sections, as a reader would before answering.
@@ -51,8 +52,6 @@ THRESHOLD = 0.25
 TYPE_MISSING_FACTOR = 0.1
 # A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
 # (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
-# A sentence ends at . ! or ? before a space and what can open the next one.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(])")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_#+*.\-]*[A-Za-z0-9#+*]|[A-Za-z0-9]")
 
 
@@ -81,7 +80,7 @@ def asked_part(question: str) -> str:
     names (Event, AdminUser) are context, not something the docs must mention. The ask runs from the first sentence
     ending in '?' (else it is the last sentence); a question of one sentence is all ask.
     """
-    parts = [p for p in _SENTENCE.split(question.strip()) if p.strip()]
+    parts = [p for p in SENTENCE_END.split(question.strip()) if p.strip()]
     if len(parts) < 2:
         return question
     first = next((i for i, p in enumerate(parts) if p.rstrip().endswith("?")), len(parts) - 1)

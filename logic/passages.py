@@ -16,7 +16,7 @@ _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
 _CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
 # A whole sentence opens like one and ends with its mark (a lead-in with its colon); a line cut from a
 # wrapped paragraph ("small as possible, you can switch ... by") is a fragment, never quoted.
 _WHOLE = re.compile(r"^[\"'“‘(\[*_`]*[A-Z0-9`].*[.!?:][\"'”’)\]*_`]*$", re.DOTALL)
@@ -167,7 +167,7 @@ def units(markdown: str) -> list[Unit]:
             section += any(line.lstrip().startswith("#") for line in lines)
             # Headings name a section; they answer nothing by themselves.
             found = [s.strip() for block in join_wrapped(lines) if not block.lstrip().startswith("#")
-                     for s in _SENTENCE_END.split(block.strip().lstrip("> ").strip())
+                     for s in SENTENCE_END.split(block.strip().lstrip("> ").strip())
                      if is_prose(s) and _WHOLE.match(s.strip())]
             paragraph += bool(found)  # a blank line ends a paragraph: one passage per prose group
             out.extend(Unit("sentence", "", s, len(out), paragraph, section) for s in found)
