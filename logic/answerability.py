@@ -46,9 +46,9 @@ READ_WEIGHT, READ_CENTRE = 0.7, -2.0
 READ_CLIP = 6.0
 # The balanced-accuracy threshold on the training part (flat from 0.2 to 0.3), for the bundled embedder.
 THRESHOLD = 0.25
-# A question asking for an amount, a time or a price whose sections state none (logic/asked_type.py) keeps this share
-# of its fitted probability: a rule, not a fitted weight, since such questions are too rare in the public sets to
-# fit one (1% of SQuAD).
+# A question asking for an amount, a time, a price or a version whose sections state none (logic/asked_type.py)
+# keeps this share of its fitted probability: a rule, not a fitted weight, since such questions are too rare in the
+# public sets to fit one (1% of SQuAD).
 TYPE_MISSING_FACTOR = 0.1
 # A name: a word with a capital after its first letter (LiDAR, CoppeliaSim), a digit (PX4, 2.0), an underscore
 # (ros1_bridge), or a capital anywhere but the start of a sentence (Zenoh, Java).
@@ -150,8 +150,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     - unknown: IDF-weighted share of the question's terms the index never uses at all.
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
-    - type_missing: 1 when the question asks for an amount, a time or a price and no line of the best sections
-      states one next to what is asked about ("How many maintainers…?" against a list of names).
+    - type_missing: 1 when the question asks for an amount, a time, a price or a version and no line of the best
+      sections states one next to what is asked about ("How many maintainers…?" against a list of names).
     - read (only when given): the log-odds that the best passage the reading model read answers the question.
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
@@ -174,7 +174,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
-    type_missing = asked_type.missing(query, [section_text(c) for c in top])
+    # Title and headings on lines of their own: "pyrefly Type checker" joined is no release named "Type".
+    type_missing = asked_type.missing(query, ["\n".join([c["title"], *c["heading_hierarchy"], c["text"]]) for c in top])
     drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
     found = {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
              "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),

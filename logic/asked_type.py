@@ -1,7 +1,8 @@
-"""The kind of value a question asks for (an amount, a time, a price) and whether a section states one.
+"""The kind of value a question asks for (an amount, a time, a price, a version) and whether a section states one.
 
-"How many maintainers…?", "When is 3.0 released?" and "How much does the hosted plan cost?" are the
-commonest near misses on a docs site: the docs name the product, never the count, the date or the price.
+"How many maintainers…?", "When is 3.0 released?", "How much does the hosted plan cost?" and "What's the
+minimum Node.js version?" are the commonest near misses on a docs site: the docs name the product and say
+it must be installed, never the count, the date, the price or the version.
 Such a question is answerable only where a line of the best sections states a value of the asked kind
 next to a word of the question. Classic question answering's expected answer type; English only.
 """
@@ -13,7 +14,9 @@ from collections.abc import Iterable
 
 from logic.lexical import STOPWORDS, matches, terms
 
-PRICE, AMOUNT, TIME = "price", "amount", "time"
+PRICE, AMOUNT, TIME, VERSION = "price", "amount", "time", "version"
+# Words that qualify the version asked for rather than name what is versioned ("the oldest Rust version").
+_QUALIFIERS = r"(?:minimum|min|maximum|max|oldest|earliest|latest|newest|lowest|highest|required|supported|recommended)"
 # Price first: "how much does X cost" asks for a price, which an amount alone does not state.
 _ASKS = {
     PRICE: re.compile(r"\bhow much\b[^?.!]*\b(?:cost|costs|charge|charges|pay|fee|fees|price)\b"
@@ -28,6 +31,11 @@ _ASKS = {
                      r"|\bwhen\s+(?:is|was|will|were|did|does)\b[^?!]*\b(?P<event>released?|releasing|created|"
                      r"invented|founded|introduced|launched|published|announced|expected|coming|shipped|scheduled|"
                      r"planned|due)\b", re.IGNORECASE),
+    # "Which Unity version…", "what's the oldest Rust version", "since which ROS 2 version", "minimum Node.js
+    # version for X": the words between name what is versioned (no stopword: "what happens when versions differ").
+    VERSION: re.compile(r"\b(?:(?:which|what)(?:'s|\s+is|\s+are)?(?:\s+the)?|" + _QUALIFIERS + r")"
+                        r"(?P<versioned>(?:\s+(?!(?:a|an|do|does|did|i|if|is|are|to|of|the|when|we|you|it|happens?|"
+                        r"changed?|changes|between)\b)[\w.+#-]+){0,3})\s+versions?\b", re.IGNORECASE),
 }
 # A number standing for itself: not part of a name (i32, V2), a version (1.4.0), a link or a cross-reference
 # ("Listing 8-1", "Chapter 3"); with its unit or range if it has one (5-20 Hz, 300%, 1.5ms, 3.45x).
@@ -41,6 +49,8 @@ _PRICE = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euro
 _TIME = re.compile(r"\b(?:1[0-9]|20)\d\d(?:s\b|\b(?![.\-]\d\d?\b(?![-/])))|\b\d{4}-\d\d-\d\d\b"
                    r"|\b\d{1,2}(?:st|nd|rd|th)[\s-]+centur(?:y|ies)\b"
                    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b")
+# A version as docs state one: dotted (3.8, 2021.3.22f1, v1.65.0) or a bare number after a name ("Node.js 18").
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z0-9]*\b|(?<![\w.])v\d+\b|(?<=[A-Za-z.] )\d+\b(?![.,]\d)")
 _LINK = re.compile(r"\]\([^)]*\)|<?https?://\S+")
 # In code, only a value given to a name counts (`max_particles: 2000`, `timeout=30`): printed output and
 # indices ("hi number 1 from the thread") state nothing.
@@ -53,7 +63,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def asked(question: str) -> str | None:
     """Return the kind of value the question asks for, or None when it asks for none in particular."""
-    return next((kind for kind, pattern in _ASKS.items() if pattern.search(question)), None)
+    for kind, pattern in _ASKS.items():
+        match = pattern.search(question)
+        # A version of nothing named ("what's the latest version?") has no word a stated one must stand next to.
+        if match and (kind != VERSION or focus(question, kind, match)):
+            return kind
+    return None
 
 
 def _lines(text: str) -> Iterable[tuple[str, bool]]:
@@ -84,6 +99,8 @@ def _states(kind: str, line: str, code: bool, own: set[str]) -> bool:
         return bool(_PRICE.search(line))
     if kind == TIME:
         return any(m.group(0) not in own for m in _TIME.finditer(line))
+    if kind == VERSION:
+        return any(m.group(0).lstrip("vV") not in own for m in _VERSION.finditer(line))
     return _numbers(line, own)
 
 
@@ -97,19 +114,34 @@ def _counted(rest: str) -> str:
     return " ".join(kept)
 
 
-def focus(question: str, kind: str) -> list[str]:
-    """Return the words a stated value must stand next to: what is counted, or the event dated.
+def focus(question: str, kind: str, match: re.Match[str] | None = None) -> list[str]:
+    """Return the words a stated value must stand next to: what is counted or versioned, or the event dated.
 
     "How many core maintainers does X have?" is answered by a line counting maintainers, not by any
     line with a number that names X (the product a docs site names everywhere).
     """
-    match = _ASKS[kind].search(question)
+    match = match or _ASKS[kind].search(question)
+    if kind == VERSION:
+        return [w for w in terms(match.group("versioned")) if not re.fullmatch(_QUALIFIERS, w)] if match else []
     words: list[str] = []
     if match and kind == AMOUNT and match.group(0).lower().startswith(("how many", "how much")):
         words = terms(_counted(question[match.end():]))
     elif match and kind == TIME and match.group("event"):
         words = terms(match.group("event"))
     return words or terms(question)
+
+
+def _released(line: str, versioned: list[str], asked_words: set[str]) -> bool:
+    """Tell whether the line names a release of what is versioned by its name ("ROS 2 Humble", "Gazebo Garden")."""
+    tokens = re.findall(r"[\w.+#-]+", line)
+    for at, token in enumerate(tokens):
+        if versioned and matches(versioned[-1], token.lower()) and all(matches(w, line.lower()) for w in versioned):
+            after = [t.rstrip(".") for t in tokens[at + 1:at + 3] if not t.isdigit()][:1]
+            # A release name is a title-cased word ("Humble"); an acronym after a name is part of it ("Pyrefly IDE").
+            if after and after[0].istitle() and after[0].isalpha() and after[0].lower() not in asked_words \
+                    and after[0].lower() not in STOPWORDS:
+                return True
+    return False
 
 
 def missing(question: str, sections: Iterable[str]) -> bool:
@@ -121,9 +153,16 @@ def missing(question: str, sections: Iterable[str]) -> bool:
     counted, words = focus(question, kind), set(terms(question))
     for text in sections:
         for line, code in _lines(_LINK.sub(" ", text)):
+            if kind == VERSION and _released(line, counted, words):
+                return False
             if not _states(kind, line, code, own):
                 continue
             lowered = line.lower()
+            if kind == VERSION:
+                # A version of the very thing named ("Node.js 18"), not of a neighbour sharing a word ("Lunr.js 2.3").
+                if all(matches(w, lowered) for w in counted):
+                    return False
+                continue
             # Next to what is counted or dated, or to two of the question's words ("the recommended 60 minutes
             # a day" answers "how much activity a day is recommended"): one word alone may be the product's name.
             if any(matches(w, lowered) for w in counted) or sum(matches(w, lowered) for w in words) >= 2:

@@ -1,10 +1,10 @@
-"""A question asking for an amount, a time or a price is answerable only where a section states one."""
+"""A question asking for an amount, a time, a price or a version is answerable only where a section states one."""
 
 from __future__ import annotations
 
 import pytest
 
-from logic.asked_type import AMOUNT, PRICE, TIME, asked, missing
+from logic.asked_type import AMOUNT, PRICE, TIME, VERSION, asked, missing
 
 MAINTAINERS = ("# Maintainers\n\nThese are the current maintainers of the Acme repository:\n\n"
                "- Ada Lovelace\n- Alan Turing\n")
@@ -19,6 +19,12 @@ MAINTAINERS = ("# Maintainers\n\nThese are the current maintainers of the Acme r
     ("How much does the hosted plan cost per month?", PRICE),
     ("How do I enable HTTP/2?", None),
     ("When should I use a pool?", None),  # a condition, not a date
+    ("What's the minimum Node.js version for the search index?", VERSION),
+    ("Which Unity Editor version is recommended?", VERSION),
+    ("Since which ROS 2 version is Fast DDS the default?", VERSION),
+    ("What happens when versions differ?", None),
+    ("What is the latest version?", None),  # nothing named: no word a version must stand next to
+    ("How do I pin the version of a dependency?", None),
 ])
 def test_the_kind_of_value_asked_for(question: str, kind: str | None) -> None:
     assert asked(question) == kind
@@ -56,3 +62,14 @@ def test_a_price_is_stated_by_an_amount_or_by_free() -> None:
     assert missing(question, ["The hosted plan adds dashboards and alerts to your project."])
     assert not missing(question, ["The hosted plan costs $20 per month per seat."])
     assert not missing(question, ["The hosted plan is free for open-source projects."])
+
+
+def test_a_version_is_stated_by_a_number_or_a_release_name_next_to_what_is_versioned() -> None:
+    question = "What's the minimum Node.js version for the search index?"
+    assert missing(question, ["The search index needs Node.js installed and `node` on the path."])
+    assert not missing(question, ["The search index needs Node.js 18 or later."])
+    ros = "Which ROS 2 version does the course use?"
+    assert missing(ros, ["Fast DDS is the default in recent ROS 2 versions."])  # the question's own "2" states nothing
+    assert not missing(ros, ["Every example runs on ROS 2 Humble."])
+    assert missing("Which minimum Pyrefly version is needed?", ["Install the Pyrefly IDE extension."])
+    assert not missing("Which Unity Editor version is recommended?", ["Install Unity Editor 2021.3.22f1 (LTS)."])
