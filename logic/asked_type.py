@@ -133,9 +133,11 @@ def focus(question: str, kind: str, match: re.Match[str] | None = None) -> list[
 
 def _released(line: str, versioned: list[str], asked_words: set[str]) -> bool:
     """Tell whether the line names a release of what is versioned by its name ("ROS 2 Humble", "Gazebo Garden")."""
+    if not versioned or not all(matches(w, line.lower()) for w in versioned):
+        return False
     tokens = re.findall(r"[\w.+#-]+", line)
     for at, token in enumerate(tokens):
-        if versioned and matches(versioned[-1], token.lower()) and all(matches(w, line.lower()) for w in versioned):
+        if matches(versioned[-1], token.lower()):
             after = [t.rstrip(".") for t in tokens[at + 1:at + 3] if not t.isdigit()][:1]
             # A release name is a title-cased word ("Humble"); an acronym after a name is part of it ("Pyrefly IDE").
             if after and after[0].istitle() and after[0].isalpha() and after[0].lower() not in asked_words \
