@@ -27,14 +27,105 @@ _FENCED = re.compile(r"(^[ \t>]*(?:```|~~~).*?(?:^[ \t>]*(?:```|~~~)[^\n]*$|\Z))
 _IMAGE = re.compile(r"(?<![\w!])!\[[^\]`]*\]\([^)\s]*\)")
 _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
 # A MyST / Sphinx role: {class}`~pkg.mod.Name`, {func}`pkg.configure`, {any}`str`. The reader sees the code span,
-# and a leading `~` shows only the name's last part.
-_ROLE = re.compile(r"\{[a-z][\w:.-]*\}`(~?)([^`\n]+)`")
+# and a leading `~` shows only the name's last part; `title <target>` shows the title.
+_ROLE = re.compile(r"\{([a-z][\w:.-]*)\}`(~?)([^`\n]+)`")
+_TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
+# Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
+_LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
+# A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
+# 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
+_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
+_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
+# Directives Sphinx shows as a code block, with the language it highlights when none is given.
+_CODE_DIRECTIVES = {"code-block": "", "code": "", "sourcecode": "", "code-cell": "", "doctest": "pycon",
+                    "testcode": "python", "testoutput": "", "mermaid": "mermaid"}
+# Directives whose body the page does not show as text: navigation, files pulled in, hidden test set-up, media.
+_HIDDEN_DIRECTIVES = frozenset({"toctree", "include", "literalinclude", "testsetup", "testcleanup", "image",
+                                "contents", "raw", "only", "index", "meta", "autosummary"})
+# Directives that print their argument as a sentence before the body.
+_VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                       "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+# Directives whose argument is a title the reader sees (other arguments are paths or object names).
+_TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "rubric", "dropdown", "card", "tab-item", "tab"})
 
 
 def _role(match: re.Match[str]) -> str:
-    """Return a role's code span as Sphinx shows it."""
-    target = match.group(2).rsplit(".", 1)[-1] if match.group(1) else match.group(2)
-    return f"`{target}`"
+    """Return a role as Sphinx shows it: a link's text as prose, an object's name as a code span."""
+    name, short, target = match.groups()
+    if titled := _TITLED_TARGET.match(target):
+        shown = titled.group(1)
+    else:
+        shown = target.rsplit(".", 1)[-1] if short else target
+    return shown if name.rsplit(":", 1)[-1] in _LINK_ROLES else f"`{shown}`"
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Tell whether `line` closes a block opened by `fence`: the same character, at least as many, nothing else."""
+    bare = line.strip()
+    return len(bare) >= len(fence) and set(bare) == {fence[0]}
+
+
+def _directive_head(indent: str, name: str, argument: str) -> tuple[str, list[str]]:
+    """Return how a directive's body is shown ("code", "hidden" or "text") and the lines that stand for its head."""
+    if name in _CODE_DIRECTIVES:
+        language = argument.split()[0] if argument else _CODE_DIRECTIVES[name]
+        return "code", [f"{indent}```{language}"]
+    if name in _HIDDEN_DIRECTIVES:
+        return "hidden", []
+    if name in _VERSION_DIRECTIVES:
+        version, _, said = argument.partition(" ")
+        head = f"{_VERSION_DIRECTIVES[name]} {version}" if version else _VERSION_DIRECTIVES[name]
+        return "text", ["", f"{indent}{head}: {said}" if said else f"{indent}{head}.", ""]
+    if name in _TITLED_DIRECTIVES and argument:
+        return "text", ["", f"{indent}{argument}", ""]
+    return "text", [""]
+
+
+def _myst_directives(markdown: str) -> str:
+    """Return Markdown with MyST directives as Sphinx shows them.
+
+    Admonitions and version notes leave their text, code directives become fenced code, and navigation, included
+    files and hidden test set-up vanish. Option lines (`:caption: x`, or a `---` block) never show.
+    """
+    out: list[str] = []
+    open_blocks: list[tuple[str, str]] = []  # (fence, how the body is shown), innermost last
+    plain: str | None = None  # the fence of an ordinary code block the line is in: nothing in it is a directive
+    options: str | None = None  # after a directive's head: "first" line, more "options", or a "yaml" block
+    for line in markdown.split("\n"):
+        if plain is not None:
+            out.append(line)
+            plain = None if _closes(line, plain) else plain
+            continue
+        if options == "yaml":
+            options = "options" if line.strip() == "---" else options
+            continue
+        if options and (_DIRECTIVE_OPTION.match(line) or (options == "first" and line.strip() == "---")):
+            options = "yaml" if line.strip() == "---" else "options"
+            continue
+        if options == "options" and not line.strip():  # the blank line that ends the options is not the body's
+            options = None
+            continue
+        options = None
+        if open_blocks and _closes(line, open_blocks[-1][0]):
+            how = open_blocks.pop()[1]
+            out.extend({"code": [line[: len(line) - len(line.lstrip())] + "```"], "text": [""]}.get(how, []))
+            continue
+        how = open_blocks[-1][1] if open_blocks else "text"
+        if how == "code":
+            out.append(line)
+        elif directive := _DIRECTIVE.match(line):
+            indent, fence, name, argument = directive.groups()
+            shown, head = _directive_head(indent, name.lower(), argument)
+            # Whatever opens inside a hidden block is hidden with it.
+            open_blocks.append((fence, "hidden" if how == "hidden" else shown))
+            out.extend(head if how != "hidden" else [])
+            options = "first"
+        elif how != "hidden":
+            if fence_match := _PLAIN_FENCE.match(line):
+                plain = fence_match.group(1)
+            out.append(line)
+    return "\n".join(out)
 
 
 def _outside_code_spans(line: str, change: re.Pattern[str], replacement: str) -> str:
@@ -53,6 +144,7 @@ def normalize_markdown(markdown: str) -> str:
     fence: str | None = None
     quoted_fence = False  # a code block inside a block quote: its lines lose the quote marker too
     dedent: int | None = None  # the indentation of an admonition's body, removed while it lasts
+    markdown = _myst_directives(markdown)
     text = "".join(p if i % 2 else _IMAGE.sub("", _COMMENT.sub("", p)) for i, p in enumerate(_FENCED.split(markdown)))
     for line in text.splitlines():
         # A quoted paragraph's wrapped lines and its code block read as the page's own.

@@ -55,6 +55,8 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
 # double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
+# Docs markup a site's build would have rendered: a MyST directive's fence (```{note}, :::{warning}) or a role.
+_MARKUP = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}|\{[a-z][\w:.-]*\}`[^`\n]+`", re.MULTILINE)
 _EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
 _COMMA_PERIOD = re.compile(r",\s?\.(?!\.)")  # "to `true`,." / "true, ." (not an ellipsis ",...")
 _ARTICLE_STOP = re.compile(r"\b(?:the|an)\s*[.,;:](?=\s|$)")  # "disabled for the." : a value was cut out
@@ -87,7 +89,7 @@ def _ends_mid_sentence(answer: str) -> bool:
 
 
 def answer_defects(answer: str) -> list[str]:
-    """Name what is broken in an answer's text, as a reader would notice it: cut lead-ins, emptied code, fragments."""
+    """Name what is broken in an answer as a reader would notice it: cut lead-ins, emptied code, fragments, markup."""
     prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
     found = [":." for _ in [0] if ":." in prose]
     found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
@@ -96,6 +98,7 @@ def answer_defects(answer: str) -> list[str]:
     found += [",." for _ in [0] if _COMMA_PERIOD.search(words)]
     found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
     found += ["code block cut off" for body in _FENCE.findall(answer) if _cut_code(body)][:1]
+    found += ["docs markup" for _ in [0] if _MARKUP.search(answer)]
     if answer.count("```") % 2:
         found.append("code block cut off")
     elif _ends_mid_sentence(answer):

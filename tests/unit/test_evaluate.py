@@ -288,6 +288,9 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n    limits={\n```\n", "code block cut off"),
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n", "code block cut off"),
     ("To upgrade uv itself, run the [1]", "ends mid-sentence"),
+    ("Configure it first [1]:\n\n:::{important}\nCall `configure()` once.\n:::", "docs markup"),
+    ("Configure it first [1]:\n\n```{note}\nCall `configure()` once.\n```", "docs markup"),
+    ("Call {func}`structlog.configure` once. [1]", "docs markup"),
     ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
      "ends mid-sentence"),
 ])

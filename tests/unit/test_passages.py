@@ -57,3 +57,57 @@ def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
     assert bodies[0] == ("If you log to `sys.stderr` too, you must use `WriteLogger` instead of `PrintLogger`, "
                          "and call `structlog.configure` once.")
     assert "{class}`kept`" in bodies[1]
+
+
+MYST = """Configure it once at start-up.
+
+:::{important}
+Call `configure()` before the first `get_logger()`.
+:::
+
+:::{versionchanged} 14.0.0 Allow final processor to return a {any}`dict`.
+:::
+
+```{versionadded} 23.1.0
+```
+
+````{note}
+For example, render to JSON with this processor:
+
+```{code-block} python
+:caption: app.py
+:linenos:
+
+processors = [JSONRenderer()]
+```
+````
+
+```{toctree}
+:hidden:
+
+getting-started
+```
+
+```{testsetup}
+import secret_fixture
+```
+
+See the {doc}`next chapter <configuration>` and {meth}`get_active() <pkg.Renderer.get_active>`.
+"""
+
+
+def test_myst_directives_are_quoted_as_the_page_shows_them() -> None:
+    found = units(MYST)
+    bodies = [u.body for u in found]
+    assert "Call `configure()` before the first `get_logger()`." in bodies
+    assert "Changed in version 14.0.0: Allow final processor to return a `dict`." in bodies
+    assert "Added in version 23.1.0." in bodies
+    assert "See the next chapter and `get_active()`." in bodies
+    code = [u for u in found if u.kind == "code"]
+    assert len(code) == 1 and code[0].body == "```python\nprocessors = [JSONRenderer()]\n```"
+    assert code[0].lead == "For example, render to JSON with this processor:"
+    shown = "\n".join(bodies)
+    # No fence, option, navigation entry or hidden test set-up is quoted.
+    for markup in ("{", ":::", ":caption:", ":linenos:", "getting-started", "secret_fixture", "<configuration>"):
+        assert markup not in shown
+
