@@ -3,6 +3,9 @@
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { command -v $$p; break; }; done)
 VENV := .venv
+# Two or more pytest processes (up to 4): most tests wait on a subprocess, a server or a stub; tests that share
+# an expensive fixture stay in one process (xdist_group). `make test PYTEST_WORKERS=` runs in one process.
+PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist loadgroup
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
@@ -49,7 +52,7 @@ test: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy graph nodes logic tools rag_agent
 	$(BIN)/lint-imports
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_WORKERS)
 
 test-unit: $(DEV_STAMP)
 	$(BIN)/pytest -q tests/unit

