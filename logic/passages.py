@@ -116,6 +116,8 @@ def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
 # A line of a template directive (`{{#include ../listings/x.rs}}`): the site's build inserts code there, so
 # a block holding only such lines shows the reader nothing.
 _DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
+# Diagram languages: the site draws a picture from the block, so its source is not what the reader sees.
+_DIAGRAMS = frozenset({"mermaid", "plantuml", "puml", "dot", "graphviz", "d2", "nomnoml"})
 _STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|(?:#|//).*$")
 
 
@@ -147,6 +149,12 @@ def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
     return "\n".join([fence, *_whole_statements(code[:MAX_BLOCK_LINES - 2]), "…", fence.strip()[:3]])
 
 
+def _diagram(kind: Kind, lines: list[str]) -> bool:
+    """Tell a code block that is a diagram's source (its fence names a diagram language)."""
+    language = lines[0].strip().lstrip("`~").split() if kind == "code" and lines else []
+    return bool(language) and language[0].lower() in _DIAGRAMS
+
+
 def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     """Tell a code block that quotes no whole line: only template directives, or a first statement cut off."""
     if kind != "code":
@@ -173,6 +181,10 @@ def units(markdown: str) -> list[Unit]:
             out.extend(Unit("sentence", "", s, len(out), paragraph, section) for s in found)
             continue
         kind: Kind = "code" if group == "cut" else group
+        if _diagram(kind, lines):
+            if out and out[-1].kind == "sentence" and out[-1].body.endswith(":"):
+                out.pop()  # its lead-in introduces a picture the quote cannot show
+            continue
         if (kind == "table" and len(lines) < 2) or _shows_nothing(kind, lines):
             continue
         lead = ""

@@ -111,3 +111,9 @@ def test_myst_directives_are_quoted_as_the_page_shows_them() -> None:
     for markup in ("{", ":::", ":caption:", ":linenos:", "getting-started", "secret_fixture", "<configuration>"):
         assert markup not in shown
 
+
+
+def test_a_diagrams_source_is_not_quoted() -> None:
+    text = ("The processors hand the event on like this:\n\n```mermaid\ngraph LR\n  A[bind] --> B[render]\n```\n\n"
+            "Each processor returns the event dictionary.")
+    assert [u.body for u in units(text)] == ["Each processor returns the event dictionary."]  # nor its lead-in
