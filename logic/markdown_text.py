@@ -138,7 +138,7 @@ def normalize_markdown(markdown: str) -> str:
 
     HTML comments and tag-only lines vanish, inline tags leave their text, admonition and tab markers give way
     to their title (the body is dedented), `>` quote markers and reference-link brackets go, their text stays;
-    a MyST role leaves its code span.
+    a MyST directive reads as Sphinx shows it and a role leaves what it shows (`_myst_directives`, `_role`).
     """
     out: list[str] = []
     fence: str | None = None
