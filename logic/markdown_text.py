@@ -35,6 +35,9 @@ _LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr
 # A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
 # 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
+# A Docusaurus admonition: `:::tip`, `:::tip[Title]` (v3) or `:::danger Take care` (v2), closed by `:::`. No space
+# after the colons: `::: pkg.module` is an mkdocstrings reference, not a box.
+_COLON_ADMONITION = re.compile(r"^([ \t]*)(:{3,})([a-z][\w-]*)(?:\[([^\]\n]*)\]|[ \t]+(.*?))?\s*$")
 _PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
 # Directives Sphinx shows as a code block, with the language it highlights when none is given.
@@ -83,7 +86,7 @@ def _directive_head(indent: str, name: str, argument: str) -> tuple[str, list[st
 
 
 def _myst_directives(markdown: str) -> str:
-    """Return Markdown with MyST directives as Sphinx shows them.
+    """Return Markdown with MyST directives as Sphinx shows them, and Docusaurus admonitions as their text.
 
     Admonitions and version notes leave their text, code directives become fenced code, and navigation, included
     files and hidden test set-up vanish. Option lines (`:caption: x`, or a `---` block) never show.
@@ -121,6 +124,10 @@ def _myst_directives(markdown: str) -> str:
             open_blocks.append((fence, "hidden" if how == "hidden" else shown))
             out.extend(head if how != "hidden" else [])
             options = "first"
+        elif how != "hidden" and (box := _COLON_ADMONITION.match(line)):
+            indent, fence, _, title, said = box.groups()
+            open_blocks.append((fence, "text"))
+            out.extend(["", f"{indent}{title or said}", ""] if (title or said) else [""])
         elif how != "hidden":
             if fence_match := _PLAIN_FENCE.match(line):
                 plain = fence_match.group(1)

@@ -117,3 +117,13 @@ def test_a_diagrams_source_is_not_quoted() -> None:
     text = ("The processors hand the event on like this:\n\n```mermaid\ngraph LR\n  A[bind] --> B[render]\n```\n\n"
             "Each processor returns the event dictionary.")
     assert [u.body for u in units(text)] == ["Each processor returns the event dictionary."]  # nor its lead-in
+
+
+def test_docusaurus_admonitions_are_quoted_as_their_text() -> None:
+    text = (":::tip[Use the launch file]\n\nStart every node with `ros2 launch` so they share one config.\n\n:::\n\n"
+            ":::danger Take care\nNever delete the map while the robot drives.\n:::\n\n"
+            "::: pkg.module.Reference\n")  # an mkdocstrings reference is not a box
+    bodies = [u.body for u in units(text)]
+    assert "Start every node with `ros2 launch` so they share one config." in bodies
+    assert "Never delete the map while the robot drives." in bodies
+    assert not any(":::tip" in b or ":::danger" in b or b.strip() == ":::" for b in bodies)
