@@ -91,6 +91,8 @@ def _myst_directives(markdown: str) -> str:
     Admonitions and version notes leave their text, code directives become fenced code, and navigation, included
     files and hidden test set-up vanish. Option lines (`:caption: x`, or a `---` block) never show.
     """
+    if "`{" not in markdown and ":::" not in markdown:  # no directive nor box: most pages, every turn's chunks
+        return markdown
     out: list[str] = []
     open_blocks: list[tuple[str, str]] = []  # (fence, how the body is shown), innermost last
     plain: str | None = None  # the fence of an ordinary code block the line is in: nothing in it is a directive

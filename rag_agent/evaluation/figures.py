@@ -53,10 +53,10 @@ def followups(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-# An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
-# double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
 # Docs markup a site's build would have rendered: a MyST directive's fence (```{note}, :::{warning}) or a role.
 _MARKUP = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}|\{[a-z][\w:.-]*\}`[^`\n]+`", re.MULTILINE)
+# An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
+# double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
 _EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
 _COMMA_PERIOD = re.compile(r",\s?\.(?!\.)")  # "to `true`,." / "true, ." (not an ellipsis ",...")
 _ARTICLE_STOP = re.compile(r"\b(?:the|an)\s*[.,;:](?=\s|$)")  # "disabled for the." : a value was cut out
