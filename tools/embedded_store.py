@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from logic.errors import IndexMismatchError, StorageError
@@ -105,6 +106,20 @@ class EmbeddedStore:
         if sources:
             self._writer().delete(sources)
             self.log.drop(sources)
+
+    def holds(self, source: str, documents: list[tuple[str, Document]]) -> bool:
+        """Tell whether the published snapshot holds exactly these chunks of the page, and the log leaves them."""
+        base = None if self.log.reset else self._base
+        if base is None or source in self.log.owner:
+            return False
+        rows = base.rows_of([source]).tolist()
+        if len(rows) != len(documents):
+            return False
+        stored = {}
+        for row in rows:
+            document = base.document(row)
+            stored[document.metadata.pop("_id")] = document
+        return all(stored.get(point_id) == document for point_id, document in documents)
 
     def write(self, pages: list[str], points: Points, stale: list[str]) -> None:
         """Append the batch to the log; its pages' rows are now exactly these (older ones are superseded)."""

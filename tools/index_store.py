@@ -45,6 +45,9 @@ class IndexStore(Protocol):
     def delete_sources(self, sources: list[str]) -> None:
         """Delete every chunk of these pages."""
 
+    def holds(self, source: str, documents: list[tuple[str, Document]]) -> bool:
+        """Tell whether the page's stored chunks are exactly these (ids, texts, metadata): nothing to write."""
+
     def write(self, pages: list[str], points: Points, stale: list[str]) -> None:
         """Store the chunks of these pages; the older chunks of the pages in `stale` go once the new ones are in."""
 

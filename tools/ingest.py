@@ -20,7 +20,7 @@ from tools.embedded_store import EmbeddedStore
 from tools.folders import read_only
 from tools.index_store import IndexStore
 from tools.ingest_report import IngestReport, build
-from tools.pagecache import chunking, remember
+from tools.pagecache import chunking, reading_version, remember
 from tools.server_store import ServerStore
 from tools.settings import get_settings
 from tools.upsert import Settings, to_document
@@ -36,8 +36,8 @@ __all__ = ["IngestReport", "Settings", "ingest", "ingest_folder", "page_url", "t
 
 
 def document_hash(url: str, text: str, settings: Settings) -> str:
-    """Hash what a page's chunks depend on: its text, its URL and the chunking settings."""
-    key = f"{settings.chunk_tokens}/{settings.chunk_overlap}\n{url}\n{text}"
+    """Hash what a page's chunks depend on: its text, its URL, the chunk settings and the code that reads it."""
+    key = f"{chunking(settings.chunk_tokens, settings.chunk_overlap)}\n{url}\n{text}"
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -154,6 +154,20 @@ def _kept(found: sources.Collected, known: dict[str, str], present: set[str]) ->
     return {s: why for s, why in found.unchanged.items() if s in known and s in present}
 
 
+def _count_held(report: IngestReport, held: list[str], recorded: set[str], info: dict[str, Any]) -> None:
+    """Count pages read again but left as stored as unchanged, and say why every page was read after an upgrade."""
+    updated = sum(s in recorded for s in held)
+    report.updated -= updated
+    report.added -= len(held) - updated
+    report.unchanged += len(held)
+    report.changed -= len(held)
+    if info.get("reading") != reading_version() and held:
+        report.notes.append(f"this version of rag-agent reads pages differently from the one that built the index, "
+                            f"so every page was read again: {len(held)} came out as stored, "
+                            f"{report.updated} changed")
+    info["reading"] = reading_version()
+
+
 def open_store(data_dir: Path, collection: str) -> IndexStore:
     """Return the store ingest writes to: the Qdrant server with QDRANT_URL, else the embedded one."""
     if get_settings().qdrant_url:
@@ -191,8 +205,12 @@ def _ingest(store: IndexStore, found: sources.Collected, data_dir: Path, collect
     if touched:  # before and after the writes, so nothing read mid-ingest is kept under the final version
         manifest.new_version(info)
     manifest.save(data_dir, data)
-    report.embedded = upsert.write(store, collection, embeddings, found, changed, hashes, dirty, data, data_dir,
-                                   settings)
+    recorded = set(known)  # before the writes record the changed pages
+    report.embedded, held = upsert.write(store, collection, embeddings, found, changed, hashes, dirty, data,
+                                         data_dir, settings)
+    _count_held(report, held, recorded, info)
+    # Pages read again whose chunks came out as stored change nothing: no new snapshot for them.
+    touched = bool(len(held) < len(changed) or removed or "version" not in info)
     if touched:
         manifest.new_version(info)
     store.finish(info, touched, embeddings)  # the embedded store publishes its new snapshot to readers here

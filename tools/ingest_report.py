@@ -23,6 +23,7 @@ class IngestReport:
     skipped: dict[str, str] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # indexed, but not exactly as written
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth knowing, nothing to fix
     # Pages carrying text addressed to a model (a likely prompt injection): indexed as data, never quoted.
     flagged: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import logging
 import os
 import tempfile
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +41,28 @@ def path_for(data_dir: str | Path, collection: str) -> Path:
     return Path(data_dir) / "pages" / f"{collection}.json"
 
 
+# The code that turns a fetched page into chunks: HTML to Markdown, Unicode clean-up, Markdown as a reader sees it,
+# the split, and the tokenizer whose counts place the cuts. An index written by other code holds other chunks.
+_READING_MODULES = ("tools.webpage", "logic.unicode_text", "logic.markdown_text", "logic.chunking")
+
+
+@cache
+def reading_version() -> str:
+    """Fingerprint the code that reads pages into chunks, so an upgrade that reads them differently re-reads them."""
+    from logic.bundled_model import tokenizer_file
+
+    digest = hashlib.sha256()
+    for name in _READING_MODULES:
+        spec = importlib.util.find_spec(name)  # located, not imported: the HTML converter is slow to import
+        assert spec is not None and spec.origin, f"{name} is part of this package"
+        digest.update(Path(spec.origin).read_bytes())
+    digest.update(tokenizer_file().read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def chunking(chunk_tokens: int, chunk_overlap: int) -> str:
-    """Name the chunk settings a page's stored chunks depend on (other settings make the cache void)."""
-    return f"{chunk_tokens}/{chunk_overlap}"
+    """Name what a page's stored chunks depend on besides its text: the chunk settings and the reading code."""
+    return f"{chunk_tokens}/{chunk_overlap}/{reading_version()}"
 
 
 def load(data_dir: str | Path, collection: str, chunks: str) -> dict[str, Seen]:

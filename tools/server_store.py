@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from tools import vectorstore
@@ -44,6 +45,10 @@ class ServerStore:
     def delete_sources(self, sources: list[str]) -> None:
         """Delete every chunk of these pages."""
         vectorstore.delete_sources(self.client, self.collection, sources)
+
+    def holds(self, source: str, documents: list[tuple[str, Document]]) -> bool:
+        """Say no: a changed page is written again (reading a server's payloads back costs as much)."""
+        return False
 
     def write(self, pages: list[str], points: Points, stale: list[str]) -> None:
         """Upsert the points as langchain-qdrant writes them, then delete the stale pages' other chunks."""

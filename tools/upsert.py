@@ -115,16 +115,28 @@ def _points(pairs: list[tuple[str, Document]], embeddings: Embeddings, encoder: 
 
 def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sources.Collected,
           changed: list[str], hashes: dict[str, str], dirty: set[str], data: dict[str, Any], data_dir: Path,
-          settings: Settings) -> int:
+          settings: Settings) -> tuple[int, list[str]]:
     """Embed and store changed pages batch by batch, recording each batch in the manifest once it is stored.
 
     Pages are chunked as their batch comes, so memory holds a batch's chunks, not every changed page's.
+    Returns the chunks embedded and the pages left as they were: their chunks came out exactly as stored.
     """
     info = data["collections"][collection]
-    pages = ((s, chunk_markdown(found.docs[s][1], s, settings.chunk_tokens, settings.chunk_overlap))
-             for s in changed)
+    held: list[Page] = []
+
+    def to_write() -> Iterator[Page]:
+        for source in changed:
+            chunks = chunk_markdown(found.docs[source][1], source, settings.chunk_tokens, settings.chunk_overlap)
+            # A page read again whose chunks did not change (the reading code was upgraded, or only what the hash
+            # covers besides the chunks moved) keeps its stored chunks: no embedding, no rewrite.
+            if source in dirty and store.holds(source, [to_document(c, found.docs[source][0]) for c in chunks]):
+                held.append((source, chunks))
+            else:
+                yield source, chunks
+
+    pages = to_write()
     encoder, ahead = _sparse_encoder(info, pages)
-    total, started, saved, interval = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY
+    total, started, saved, interval, counted = 0, time.perf_counter(), time.monotonic(), SAVE_EVERY, 0
     with tqdm(total=len(changed), unit="page", desc="embedding", disable=not settings.progress) as bar:
         for batch in _batches(itertools.chain(ahead, pages), settings.batch_size):
             names = [s for s, _ in batch]
@@ -149,12 +161,15 @@ def write(store: IndexStore, collection: str, embeddings: Embeddings, found: sou
                 saved = time.monotonic()
                 interval = max(SAVE_EVERY, SAVE_SHARE * (saved - before))
             total += len(pairs)
-            bar.update(len(batch))
+            bar.update(len(batch) + len(held) - counted)  # pages left as stored count as done
+            counted = len(held)
             bar.set_postfix_str(f"{total} chunks, {total / max(time.perf_counter() - started, 1e-9):.1f} chunks/s")
+        bar.update(len(held) - counted)
     store.flush()
+    _record(info, held, hashes)
     info["pending"] = []
     manifest.save(data_dir, data)
-    return total
+    return total, [source for source, _ in held]
 
 
 def _record(info: dict[str, Any], batch: list[Page], hashes: dict[str, str]) -> None:

@@ -88,6 +88,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for warning in report.warnings:
         print(printable(f"rag-agent: warning: {warning}"), file=sys.stderr)
+    for note in report.notes:
+        print(f"rag-agent: note: {note}", file=sys.stderr)
     for source, sentences in report.flagged.items():  # in the JSON report as `flagged`
         print(printable(f"rag-agent: warning: {source} contains text addressed to an AI model (indexed as data, "
                         f"never quoted in answers): {' | '.join(sentences)}"), file=sys.stderr)

@@ -6,13 +6,15 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, Site, page_html, write_site
 from tests.unit.test_ingest_site import CountingEmbeddings, payloads
-from tools import manifest, pagecache, search
+from logic.chunking import Passage, chunk_markdown
+from tools import embedded_index, manifest, pagecache, search
 from tools.crawl import Fetcher
 from tools.embeddings import HashEmbeddings
 from tools.ingest import IngestReport, Settings, ingest
@@ -129,3 +131,79 @@ def test_cli_reports_skipped_pages_and_recreate_fetches_everything(
     assert (report["fetched"], report["added"], report["unchanged_lastmod"], report["unchanged_304"]) == (3, 3, 0, 0)
     assert pages_hit(site) == {INTRO: 2, SETUP: 2, SENSORS: 4}
     assert site.conditional == {SENSORS: 2} and site.not_modified == {SENSORS: 2}
+
+
+@pytest.fixture
+def upgrade(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Install "another version" of rag-agent: one whose code reads pages differently (a new fingerprint)."""
+
+    def install() -> None:
+        newer = "a-newer-reading"
+        monkeypatch.setattr(pagecache, "reading_version", lambda: newer)
+        monkeypatch.setattr("tools.ingest.reading_version", lambda: newer)
+
+    return install
+
+
+def test_after_an_upgrade_every_page_is_read_again_and_identical_chunks_stay_as_stored(
+        serve: Callable[..., Site], tmp_path: Path, upgrade: Callable[[], None]) -> None:
+    site, data = serve(set(), STAMPS), tmp_path / "data"
+    run(site, data)
+    before, snapshot = payloads(data), embedded_index.current(data, "docs")
+    assert snapshot is not None
+    upgrade()
+    report = run(site, data)
+    # The sitemap's lastmods are unchanged, but the stored chunks came from older code: every page is fetched.
+    assert pages_hit(site) == {INTRO: 2, SETUP: 2, SENSORS: 2}
+    assert (report.fetched, report.unchanged_lastmod, report.changed) == (3, 0, 0)
+    assert (report.added, report.updated, report.unchanged, report.embedded) == (0, 0, 3, 0)
+    assert report.notes == ["this version of rag-agent reads pages differently from the one that built the index, "
+                            "so every page was read again: 3 came out as stored, 0 changed"]
+    assert sorted(payloads(data)) == sorted(before)
+    after = embedded_index.current(data, "docs")
+    assert after is not None and after.folder == snapshot.folder  # nothing changed, so no new snapshot
+    report = run(site, data)  # and from now on the lastmods count again
+    assert (report.fetched, report.unchanged_lastmod, report.notes) == (0, 3, [])
+
+
+def test_after_an_upgrade_a_page_the_new_code_reads_differently_is_written_again(
+        serve: Callable[..., Site], tmp_path: Path, upgrade: Callable[[], None],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    site, data = serve(set(), STAMPS), tmp_path / "data"
+    run(site, data)
+    upgrade()
+
+    def newer_chunker(text: str, source: str, *args: Any) -> list[Passage]:
+        chunks = chunk_markdown(text, source, *args)
+        if source == "module-2/sensors":  # say the new code shows a role's title where the old showed markup
+            chunks[0].body += "\n\nLidar returns are read as point clouds."
+        return chunks
+
+    monkeypatch.setattr("tools.upsert.chunk_markdown", newer_chunker)
+    report = run(site, data)
+    assert (report.updated, report.unchanged, report.changed) == (1, 2, 1)
+    assert 0 < report.embedded == len([p for _, p in payloads(data) if p["metadata"]["source"] == "module-2/sensors"])
+    assert report.notes[0].endswith("2 came out as stored, 1 changed")
+    embedder, question = HashEmbeddings(256), "lidar returns point clouds"
+    hits = search.find(data, "docs", embedder, embedder.embed_query(question), 3, mode="hybrid", text=question)
+    assert "Lidar returns are read as point clouds." in hits[0][0].metadata["text"]
+
+
+def test_cli_says_why_an_upgrade_read_every_page_of_a_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        upgrade: Callable[[], None]) -> None:
+    monkeypatch.setenv("RAG_AGENT_EMBEDDING_MODEL", "hash/256")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "intro.md").write_text("# Intro\n\nThe robot has two wheels.\n", encoding="utf-8")
+    (docs / "arm.md").write_text("# Arm\n\nThe arm has six joints.\n", encoding="utf-8")
+    command = ["--data-dir", str(tmp_path / "data"), "ingest", str(docs)]
+    assert main(command) == 0
+    capsys.readouterr()
+    upgrade()
+    assert main(command) == 0
+    out, err = capsys.readouterr()
+    assert "added 0, updated 0, removed 0, unchanged 2 documents" in out and "0 chunks embedded" in out
+    assert "rag-agent: note: this version of rag-agent reads pages differently" in err
+    assert main(command) == 0
+    assert "note:" not in capsys.readouterr().err
