@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from logic.fences import Tracker
 from logic.lexical import STOPWORDS, matches, terms
 
 PRICE, AMOUNT, TIME, VERSION = "price", "amount", "time", "version"
@@ -55,7 +56,6 @@ _LINK = re.compile(r"\]\([^)]*\)|<?https?://\S+")
 # In code, only a value given to a name counts (`max_particles: 2000`, `timeout=30`): printed output and
 # indices ("hi number 1 from the thread") state nothing.
 _SETTING = re.compile(r"[\w\-\"']+\s*[:=]\s*[\"']?\d")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
 # Words that join a noun phrase rather than end it ("graph and network problems", "bytes of memory").
 _JOINERS = frozenset({"and", "or", "of"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -73,11 +73,11 @@ def asked(question: str) -> str | None:
 
 def _lines(text: str) -> Iterable[tuple[str, bool]]:
     """Yield each sentence of prose and each line of code, telling which is code."""
-    code = False
+    fences = Tracker()
     for line in text.splitlines():
-        if _FENCE.match(line):
-            code = not code
-        elif code:
+        if fences.fence_line(line):
+            continue
+        if fences.inside:
             yield line, True
         else:
             yield from ((sentence, False) for sentence in _SENTENCE_END.split(line) if sentence.strip())

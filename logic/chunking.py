@@ -12,11 +12,11 @@ from typing import Any
 import yaml
 from tokenizers import Tokenizer
 
+from logic.fences import Tracker, opening
 from logic.markdown_text import normalize_markdown
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 _SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)`\]][.!?])\s+(?=[A-Z`(\"'])")  # "… cold process. Threads, …"
 _LIST_OR_TABLE = re.compile(r"^\s*(?:[-+*]|\d+[.)]|\|)\s")
@@ -113,11 +113,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def _sections(body: str) -> list[tuple[int, str, list[str]]]:
     """Split Markdown into (level, heading, lines) sections, ignoring '#' lines inside code fences."""
     sections: list[tuple[int, str, list[str]]] = [(0, "", [])]
-    in_fence = False
+    fences = Tracker()
     for line in body.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
+        match = None if fences.fence_line(line) or fences.inside else _HEADING.match(line)
         if match:
             sections.append((len(match.group(1)), match.group(2).strip(), []))
         else:
@@ -129,11 +127,10 @@ def _blocks(lines: list[str]) -> list[str]:
     """Group lines into paragraphs, keeping each fenced code block whole."""
     blocks: list[str] = []
     current: list[str] = []
-    in_fence = False
+    fences = Tracker()
     for line in lines:
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        if not line.strip() and not in_fence:
+        fences.fence_line(line)
+        if not line.strip() and not fences.inside:
             if current:
                 blocks.append("\n".join(current))
             current = []
@@ -147,14 +144,14 @@ def _blocks(lines: list[str]) -> list[str]:
 def _segments(lines: list[str]) -> list[list[str]]:
     """Separate a paragraph into runs of prose and whole fenced code blocks."""
     segments: list[list[str]] = []
-    in_fence = False
+    fences, closed = Tracker(), False
     for line in lines:
-        opens = _FENCE.match(line) and not in_fence
-        if opens or not segments or (not in_fence and segments[-1] and _FENCE.match(segments[-1][-1])):
+        inside = fences.inside
+        fence_line = fences.fence_line(line)
+        if (fence_line and not inside) or not segments or closed:
             segments.append([])
         segments[-1].append(line)
-        if _FENCE.match(line):
-            in_fence = not in_fence
+        closed = fence_line and inside  # a closing fence ends its block's segment
     return [seg for seg in segments if seg]
 
 
@@ -172,17 +169,20 @@ def _sentence_cut(block: str) -> int | None:
 def _split(block: str, budget: int) -> list[str]:
     """Cut an oversized paragraph between sentences, else by lines; a code block cut in two keeps its fences."""
     lines = block.splitlines()
-    if _FENCE.match(lines[0]) and sum(bool(_FENCE.match(line)) for line in lines) % 2:
-        lines.append(lines[0].strip()[:3])  # the page never closed this block; close it so halves stay code
+    fences = Tracker()
+    for line in lines:
+        fences.fence_line(line)
+    if fences.fence is not None and opening(lines[0]):
+        lines.append(fences.fence)  # the page never closed this block; close it so halves stay code
     segments = _segments(lines)
     if len(segments) > 1:
         halves = ["\n".join(seg) for seg in segments]
-    elif len(lines) > 3 and _FENCE.match(lines[0]) and _FENCE.match(lines[-1]):
+    elif len(lines) > 3 and opening(lines[0]) and opening(lines[-1]):
         inner, mid = lines[1:-1], (len(lines) - 2) // 2
         halves = ["\n".join([lines[0], *inner[:mid], lines[-1]]), "\n".join([lines[0], *inner[mid:], lines[-1]])]
-    elif not _FENCE.match(lines[0]) and (cut := _sentence_cut(block)) is not None:
+    elif not opening(lines[0]) and (cut := _sentence_cut(block)) is not None:
         halves = [block[:cut].rstrip(), block[cut:].lstrip()]
-    elif len(lines) > 1 and not _FENCE.match(lines[0]):
+    elif len(lines) > 1 and not opening(lines[0]):
         mid = len(lines) // 2
         halves = ["\n".join(lines[:mid]), "\n".join(lines[mid:])]
     else:  # a fence around one long line cannot be cut further
@@ -225,7 +225,7 @@ def _anchor(heading: str, seen: dict[str, int]) -> str:
 
 def _tail(piece: str, overlap: int) -> str:
     """Return the last whole lines or sentences of a prose piece that fit in `overlap` tokens."""
-    if overlap <= 0 or not piece.strip() or _FENCE.match(piece.strip().splitlines()[-1]):
+    if overlap <= 0 or not piece.strip() or opening(piece.strip().splitlines()[-1]):
         return ""  # never carry half a code block into the next chunk
     parts = re.split(r"(?<=[.!?])\s+|\n+", piece.strip())
     kept: list[str] = []

@@ -7,12 +7,12 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from logic import fences
 from logic.lexical import terms
 from logic.markdown_text import normalize_markdown
 from logic.passages import Unit, is_prose, join_wrapped, units
 from logic.selection import asked_terms
 
-_FENCE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
@@ -44,7 +44,7 @@ def identifiers(query: str) -> set[str]:
 
 def sentences(markdown: str) -> list[str]:
     """Split a chunk's Markdown into readable prose sentences, dropping code and table rows."""
-    text = _MD_LINK.sub(r"\1", _FENCE_BLOCK.sub(" ", normalize_markdown(markdown)))
+    text = _MD_LINK.sub(r"\1", fences.BLOCK.sub(" ", normalize_markdown(markdown)))
     out: list[str] = []
     for block in join_wrapped(text.splitlines()):
         block = _MD_NOISE.sub("", _BULLET.sub("", block)).strip()

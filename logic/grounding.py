@@ -12,13 +12,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from logic import fences
 from logic.lexical import Lexicon, terms
 
 log = logging.getLogger(__name__)
 
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _LEADING_MARKERS = re.compile(r"^(?:\s*\[\d{1,2}\])+")
-_FENCE = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
 # A sentence ends at . ! ? before a capital, a digit, a quote or a marker; "e.g. the" does not split.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\[A-Z0-9\"'(*_])")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
@@ -84,7 +84,7 @@ def without_claims(answer: str, unsupported: list[str]) -> str:
     """Remove the answer sentences listed as unsupported, keeping the layout and the others' markers."""
     bad = {_plain(_BULLET.sub("", c)) for c in unsupported}
     parts: list[str] = []
-    for i, part in enumerate(_FENCE.split(answer)):
+    for i, part in enumerate(fences.split(answer, fences.IN_ANSWER)):
         if i % 2:
             parts.append("" if _plain(part) in bad else part)
             continue
@@ -113,7 +113,7 @@ def without_claims(answer: str, unsupported: list[str]) -> str:
 def split_claims(answer: str) -> list[str]:
     """Split an answer into sentences; [n] markers after a full stop stay with the sentence they follow."""
     pieces: list[str] = []
-    for i, part in enumerate(_FENCE.split(answer)):
+    for i, part in enumerate(fences.split(answer, fences.IN_ANSWER)):
         # A fenced code block is one claim: its lines are not sentences.
         lines = [part] if i % 2 else part.splitlines()
         for line in lines:

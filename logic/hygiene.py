@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TypeVar
 
+from logic import fences
 from logic.injection import SENTENCE, is_instruction, named_links, own_hosts, readings, strip_foreign_hosts
 from logic.lexical import terms
 from logic.types import Chunk, Citation
@@ -23,15 +24,14 @@ _HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0
 # a dot inside a word ("attacker.example/login") does not end it.
 _ANSWER_SENTENCE = SENTENCE
 NEUTRALIZED = "[instruction-like text removed]"
-# Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
-_FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
 # An inline code span shows its text literally (`<script>` tag, `<url>` placeholder): it is no raw HTML.
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 
 
 def outside_code(text: str, change: Callable[[str], str]) -> str:
     """Apply `change` to the text outside fenced code blocks, leaving each block as written."""
-    return "".join(part if i % 2 else change(part) for i, part in enumerate(_FENCED.split(text)))
+    # Fenced code is quoted verbatim: tags (`<link>` in URDF) and indentation inside it are the content.
+    return fences.outside(text, change, fences.IN_ANSWER)
 
 
 def neutralize(text: str) -> str:

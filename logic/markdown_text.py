@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+from logic.fences import closes, opening, outside
+
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # An HTML element's opening or closing tag: a name, then attributes. `Vec<T>` in prose is a type, not a tag:
 # a tag with no attributes counts only when its name is an HTML element's (two letters or more, lower case).
@@ -21,8 +22,6 @@ _REF_LINK = re.compile(r"(?<![\]!\\])\[([^\]\[\n]+)\]\[[^\]\[\n]*\]")
 _REF_CODE_LINK = re.compile(r"(?<![\]!\\])\[(`[^`\n]+`)\]\[[^\]\[\n]*\]")
 _REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+.*$")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
-# Fenced code blocks, quoted or indented ones too: comments and `![..](..)` in them are code.
-_FENCED = re.compile(r"(^[ \t>]*(?:```|~~~).*?(?:^[ \t>]*(?:```|~~~)[^\n]*$|\Z))", re.MULTILINE | re.DOTALL)
 # An image shows no words of the text (its alt text may wrap over lines); `vec![1](x)` is no image.
 _IMAGE = re.compile(r"(?<![\w!])!\[[^\]`]*\]\([^)\s]*\)")
 _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
@@ -38,7 +37,6 @@ _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
 # A Docusaurus admonition: `:::tip`, `:::tip[Title]` (v3) or `:::danger Take care` (v2), closed by `:::`. No space
 # after the colons: `::: pkg.module` is an mkdocstrings reference, not a box.
 _COLON_ADMONITION = re.compile(r"^([ \t]*)(:{3,})([a-z][\w-]*)(?:\[([^\]\n]*)\]|[ \t]+(.*?))?\s*$")
-_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
 # Directives Sphinx shows as a code block, with the language it highlights when none is given.
 _CODE_DIRECTIVES = {"code-block": "", "code": "", "sourcecode": "", "code-cell": "", "doctest": "pycon",
@@ -61,12 +59,6 @@ def _role(match: re.Match[str]) -> str:
     else:
         shown = target.rsplit(".", 1)[-1] if short else target
     return shown if name.rsplit(":", 1)[-1] in _LINK_ROLES else f"`{shown}`"
-
-
-def _closes(line: str, fence: str) -> bool:
-    """Tell whether `line` closes a block opened by `fence`: the same character, at least as many, nothing else."""
-    bare = line.strip()
-    return len(bare) >= len(fence) and set(bare) == {fence[0]}
 
 
 def _directive_head(indent: str, name: str, argument: str) -> tuple[str, list[str]]:
@@ -100,7 +92,7 @@ def _myst_directives(markdown: str) -> str:
     for line in markdown.split("\n"):
         if plain is not None:
             out.append(line)
-            plain = None if _closes(line, plain) else plain
+            plain = None if closes(line, plain) else plain
             continue
         if options == "yaml":
             options = "options" if line.strip() == "---" else options
@@ -112,7 +104,7 @@ def _myst_directives(markdown: str) -> str:
             options = None
             continue
         options = None
-        if open_blocks and _closes(line, open_blocks[-1][0]):
+        if open_blocks and closes(line, open_blocks[-1][0]):
             how = open_blocks.pop()[1]
             out.extend({"code": [line[: len(line) - len(line.lstrip())] + "```"], "text": [""]}.get(how, []))
             continue
@@ -131,8 +123,7 @@ def _myst_directives(markdown: str) -> str:
             open_blocks.append((fence, "text"))
             out.extend(["", f"{indent}{title or said}", ""] if (title or said) else [""])
         elif how != "hidden":
-            if fence_match := _PLAIN_FENCE.match(line):
-                plain = fence_match.group(1)
+            plain = opening(line)
             out.append(line)
     return "\n".join(out)
 
@@ -154,7 +145,8 @@ def normalize_markdown(markdown: str) -> str:
     quoted_fence = False  # a code block inside a block quote: its lines lose the quote marker too
     dedent: int | None = None  # the indentation of an admonition's body, removed while it lasts
     markdown = _myst_directives(markdown)
-    text = "".join(p if i % 2 else _IMAGE.sub("", _COMMENT.sub("", p)) for i, p in enumerate(_FENCED.split(markdown)))
+    # Comments and `![..](..)` inside fenced code (quoted or indented blocks too) are code.
+    text = outside(markdown, lambda part: _IMAGE.sub("", _COMMENT.sub("", part)))
     for line in text.splitlines():
         # A quoted paragraph's wrapped lines and its code block read as the page's own.
         if _QUOTE.match(line) and (fence is None or quoted_fence):
@@ -166,14 +158,13 @@ def normalize_markdown(markdown: str) -> str:
                 dedent = None
             else:
                 line = line[dedent:] if line[:dedent].isspace() else line.lstrip()
-        opens = _FENCE.match(line)
         if fence is not None:
             out.append(line)
-            if opens and line.strip().startswith(fence):
+            if closes(line, fence):
                 fence = None
             continue
-        if opens:
-            fence, quoted_fence = opens.group(1), quoted
+        if opens := opening(line):
+            fence, quoted_fence = opens, quoted
             out.append(line)
             continue
         admonition = _ADMONITION.match(line)

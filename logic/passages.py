@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from logic.fences import closes, opening
 from logic.markdown_text import normalize_markdown
 
 Kind = Literal["sentence", "list", "table", "code"]
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
@@ -86,15 +86,15 @@ Group = Literal["prose", "cut"]
 def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
     """Group consecutive lines into fenced code (`cut` when the chunk ends inside it), table, list and prose runs."""
     groups: list[tuple[Kind | Group, list[str]]] = []
-    fence: list[str] | None = None
+    fence: list[str] | None = None  # the open block's lines, its opening fence first
     for line in lines:
         if fence is not None:
             fence.append(line)
-            if _FENCE.match(line):
+            if closes(line, opening(fence[0]) or "```"):
                 groups.append(("code", fence))
                 fence = None
             continue
-        if _FENCE.match(line):
+        if opening(line):
             fence = [line]
             continue
         stripped = line.strip()
@@ -143,10 +143,10 @@ def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
         return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])
     fence, code = lines[0], lines[1:-1] if closed else lines[1:]
     if len(code) <= MAX_BLOCK_LINES - 2 and sum(map(_depth, code)) <= 0:
-        return "\n".join([fence, *code, fence.strip()[:3]] if not closed else lines)
+        return "\n".join([fence, *code, opening(fence) or "```"] if not closed else lines)
     # A dict or call cut mid-way (by the page's chunking or the bound) reads as broken code: keep the
     # statements that end, then say that it goes on.
-    return "\n".join([fence, *_whole_statements(code[:MAX_BLOCK_LINES - 2]), "…", fence.strip()[:3]])
+    return "\n".join([fence, *_whole_statements(code[:MAX_BLOCK_LINES - 2]), "…", opening(fence) or "```"])
 
 
 def _diagram(kind: Kind, lines: list[str]) -> bool:
@@ -159,7 +159,9 @@ def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     """Tell a code block that quotes no whole line: only template directives, or a first statement cut off."""
     if kind != "code":
         return False
-    code = [line for line in lines if line.strip() and not _FENCE.match(line)]
+    fence = opening(lines[0]) or "```"
+    code = [line for line in lines[1:-1] if line.strip()] + \
+        ([lines[-1]] if len(lines) > 1 and lines[-1].strip() and not closes(lines[-1], fence) else [])
     if all(_DIRECTIVE.match(line) for line in code):
         return True
     bounded = code[:MAX_BLOCK_LINES - 2]

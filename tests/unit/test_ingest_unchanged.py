@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from logic.chunking import Passage, chunk_markdown
 from rag_agent.cli.commands import main
 from tests.unit.site import PAGES, Site, page_html, write_site
 from tests.unit.test_ingest_site import CountingEmbeddings, payloads
-from logic.chunking import Passage, chunk_markdown
 from tools import embedded_index, manifest, pagecache, search
 from tools.crawl import Fetcher
 from tools.embeddings import HashEmbeddings
