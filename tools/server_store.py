@@ -47,8 +47,8 @@ class ServerStore:
         vectorstore.delete_sources(self.client, self.collection, sources)
 
     def holds(self, source: str, documents: list[tuple[str, Document]]) -> bool:
-        """Say no: a changed page is written again (reading a server's payloads back costs as much)."""
-        return False
+        """Tell whether the server holds exactly these chunks of the page (one filtered scroll, no vectors)."""
+        return vectorstore.holds(self.client, self.collection, source, documents)
 
     def write(self, pages: list[str], points: Points, stale: list[str]) -> None:
         """Upsert the points as langchain-qdrant writes them, then delete the stale pages' other chunks."""

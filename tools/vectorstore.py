@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from logic.errors import StorageError
@@ -133,6 +134,23 @@ def delete_stale(client: QdrantClient, collection: str, sources: list[str], keep
             break
     if stale:
         client.delete(collection, points_selector=models.PointIdsList(points=stale), wait=True)
+
+
+def holds(client: QdrantClient, collection: str, source: str, documents: list[tuple[str, Document]]) -> bool:
+    """Tell whether the page's stored points are exactly these: the same ids, texts and metadata, no others."""
+    from qdrant_client import models
+
+    condition = models.FieldCondition(key="metadata.source", match=models.MatchValue(value=source))
+    stored: dict[str, Any] = {}
+    offset = None
+    while len(stored) <= len(documents):  # one point more than expected already says no
+        points, offset = client.scroll(collection, scroll_filter=models.Filter(must=[condition]), limit=256,
+                                       offset=offset, with_payload=True, with_vectors=False)
+        stored.update((str(p.id), p.payload) for p in points)
+        if offset is None:
+            break
+    wanted = {point_id: {"page_content": d.page_content, "metadata": d.metadata} for point_id, d in documents}
+    return stored == wanted
 
 
 def ensure_payload_indexes(client: QdrantClient, collection: str, fields: list[str]) -> None:

@@ -41,8 +41,8 @@ def test_a_nested_block_is_quoted_whole_after_its_lead_in_and_none_of_it_is_pros
     assert len(blocks) == 1 and blocks[0].lead == "To show a fence itself, use a longer one:"
     assert blocks[0].body.startswith("````markdown\n# Not a heading") and blocks[0].body.endswith("````")
     assert not any("between the inner blocks" in s for s in sentences(PAGE))
-    assert [u.body for u in quoted if u.kind == "sentence"] == ["Fence code with backticks.",
-                                                               "Publish the site with the deploy command once it builds cleanly."]
+    prose = [u.body for u in quoted if u.kind == "sentence"]
+    assert prose == ["Fence code with backticks.", "Publish the site with the deploy command once it builds cleanly."]
 
 
 def test_answer_checks_leave_a_nested_block_as_written() -> None:

@@ -100,6 +100,25 @@ def test_server_mode_indexes_source_and_module(tmp_path: Path, monkeypatch: pyte
     assert indexed == ["metadata.source", "metadata.module_name"] and not report.warnings
 
 
+def test_server_mode_keeps_the_points_of_pages_an_upgrade_reads_the_same(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    local = QdrantClient(":memory:")  # stands in for the server
+    monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # never contacted: the client is replaced below
+    monkeypatch.setattr(vectorstore, "open_client", lambda _, **_kw: local)
+    monkeypatch.setattr(vectorstore, "ensure_payload_indexes", lambda *_: None)  # the in-memory client has none
+    root, data = make_folder(tmp_path / "docs"), tmp_path / "data"
+    run(root, data, HashEmbeddings(256))
+    (root / "module-1" / "page-0.md").write_text("## Topic 0\n\nRobots estimate their pose by wheel odometry.\n")
+    monkeypatch.setattr("tools.pagecache.reading_version", lambda: "a-newer-reading")  # an upgrade
+    monkeypatch.setattr("tools.ingest.reading_version", lambda: "a-newer-reading")
+    counting = CountingEmbeddings()
+    report = run(root, data, counting)
+    assert (report.updated, report.unchanged) == (1, 6)
+    assert counting.embedded == 1  # only the edited page's chunk
+    texts = list(vectorstore.iter_texts(local, "docs"))
+    assert sum("wheel odometry" in t for t in texts) == 1 and len(texts) == report.chunks
+
+
 def test_recreate_after_changing_the_embedder(tmp_path: Path) -> None:
     root, data = make_folder(tmp_path / "docs"), tmp_path / "data"
     ingest_folder(root, data_dir=data, collection="docs", embeddings=HashEmbeddings(256),
