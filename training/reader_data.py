@@ -50,8 +50,8 @@ FAR_OFF_CHUNKS = 2  # a far-off question's retrieved passages are easy negatives
 SIMILAR_PARAGRAPHS = 2
 
 
-def _pair(query: str, text: str, label: int, group: str, kind: str, qid: str) -> dict[str, Any]:
-    return {"query": query, "text": text, "label": label, "group": group, "kind": kind, "qid": qid}
+def _pair(query: str, text: str, label: int, group: str, kind: str, qid: str, kept: str = "shared") -> dict[str, Any]:
+    return {"query": query, "text": text, "label": label, "group": group, "kind": kind, "qid": qid, "set": kept}
 
 
 def _ablated(query: str, found: list[Any], passage: Any, heading: str, holds: Any, group: str,
@@ -98,13 +98,19 @@ def squad_pairs(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def site_questions(site: str) -> list[dict[str, Any]]:
-    """Return a site's single questions with their kind: in_scope, near_miss or far_off."""
+def site_questions(site: str, users: bool = False) -> list[dict[str, Any]]:
+    """Return a site's single questions with their kind: in_scope, near_miss or far_off.
+
+    With `users`, the project's own set for the site written as users write (benchmarks/tuning/) too, marked
+    with `set: users`.
+    """
     if site == "textbook":
         files = [(SHARED / "textbook" / "textbook-questions.jsonl", "far_off"),
                  (SHARED / "textbook" / "textbook-nearmiss.jsonl", "near_miss")]
     else:
         files = [(SHARED / "sites" / site / "questions.jsonl", "")]
+    if users:
+        files.append((ROOT / "benchmarks" / "tuning" / site / "questions.jsonl", ""))
     out = []
     for path, refusal in files:
         for line in path.read_text().splitlines():
@@ -115,7 +121,7 @@ def site_questions(site: str) -> list[dict[str, Any]]:
                 kind = "in_scope"
             else:
                 kind = refusal or ("near_miss" if q.get("kind") == "near_miss" else "far_off")
-            out.append({**q, "kind": kind})
+            out.append({**q, "kind": kind, "set": "users" if path.parent.parent.name == "tuning" else "shared"})
     return out
 
 
@@ -144,9 +150,9 @@ def holds(text: str, keywords: list[str]) -> float:
     return sum(k.lower() in lowered for k in keywords) / len(keywords)
 
 
-def site_pairs(site: str, data_dir: Path) -> list[dict[str, Any]]:
+def site_pairs(site: str, data_dir: Path, users: bool = False) -> list[dict[str, Any]]:
     """Label the passages retrieved for each of a site's single questions."""
-    questions = site_questions(site)
+    questions = site_questions(site, users)
     chunks = retrieved(data_dir, [q["question"] for q in questions], SITE_TOP_K)
     rows: list[dict[str, Any]] = []
     for q in questions:
@@ -160,13 +166,14 @@ def site_pairs(site: str, data_dir: Path) -> list[dict[str, Any]]:
             found, heading = units(without_instructions(chunk["text"])), heading_of(chunk)
             for p in windows(found, heading):
                 if q["kind"] != "in_scope":
-                    rows.append(_pair(q["question"], p.text, 0, site, q["kind"], q["id"]))
+                    rows.append(_pair(q["question"], p.text, 0, site, q["kind"], q["id"], q["set"]))
                     continue
                 share = holds(p.text, keywords)
                 label = 1 if share >= 0.5 else 0 if share == 0 else -1  # -1: scored, never trained on
-                rows.append(_pair(q["question"], p.text, label, site, "in_scope", q["id"]))
+                rows.append(_pair(q["question"], p.text, label, site, "in_scope", q["id"], q["set"]))
                 if label == 1:
-                    rows += _ablated(q["question"], found, p, heading, partial(_any_of, keywords), site, q["id"])
+                    rows += [{**r, "set": q["set"]} for r in _ablated(q["question"], found, p, heading,
+                                                                       partial(_any_of, keywords), site, q["id"])]
     return rows
 
 
@@ -176,13 +183,15 @@ def main() -> None:
     parser.add_argument("--sites-dir", type=Path, default=Path("/tmp/rag-agent-sites"),
                         help="a benchmarks/sites.py work dir: <dir>/<site>/data holds each site's index")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--users", action="store_true",
+                        help="add the project's sets written as users write (benchmarks/tuning/), marked set=users")
     args = parser.parse_args()
     rows = squad_pairs(SHARED / "squad2" / "dev-v2.0.subset-3articles.json")
     for site in ("mkdocs", "pydantic", "rust-book", "textbook"):
         data_dir = args.sites_dir / site / "data"
         if not (data_dir / "manifest.json").is_file():
             sys.exit(f"no index for {site} in {data_dir}: run benchmarks/sites.py --work-dir {args.sites_dir} first")
-        rows += site_pairs(site, data_dir)
+        rows += site_pairs(site, data_dir, args.users)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     counts: dict[str, list[int]] = {}
     for r in rows:

@@ -19,6 +19,7 @@ import json
 import math
 import random
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--squad-weight", type=float, default=0.5, help="weight of a SQuAD pair against a site's")
     parser.add_argument("--limit", type=int, help="train on the first N pairs only (a smoke run)")
+    parser.add_argument("--without-set", help="leave the pairs of this set out of training (e.g. users)")
+    parser.add_argument("--squad-share", type=int, default=1, help="train on one SQuAD question in N (default all)")
     parser.add_argument("--out", type=Path, help="write the trained weights (fp16, frozen embeddings left out)")
     parser.add_argument("--metrics", type=Path, help="append the held-out figures here as one JSON line")
     parser.add_argument("--scores", type=Path, help="append every held-out pair's logit here as one JSON line")
@@ -168,7 +171,8 @@ def main() -> None:
     for r in rows:
         r["weight"] = args.squad_weight if r["group"] == "squad" else 1.0
     held = [r for r in rows if r["group"] == args.holdout]
-    fit = [r for r in rows if r["group"] != args.holdout and r["label"] >= 0][:args.limit]
+    fit = [r for r in rows if r["group"] != args.holdout and r["label"] >= 0 and r.get("set") != args.without_set
+           and (r["group"] != "squad" or zlib.crc32(r["qid"].encode()) % args.squad_share == 0)][:args.limit]
     tok = tokenizer(args.tokenizer)
     model = load_base(args.base, args.layers).to(device)
     started = time.time()
@@ -176,13 +180,17 @@ def main() -> None:
     scores = predict(model, tok, held, device) if held else []
     # Judged on the passages retrieval brings (made-up negatives aside) that have a label.
     judged = [(r, s) for r, s in zip(held, scores, strict=True) if r["label"] >= 0 and r["kind"] != "answer_removed"]
-    after = figures([r for r, _ in judged], [s for _, s in judged]) if held else None
+    after = figures([r for r, _ in judged if r.get("set") != "users"],
+                    [s for r, s in judged if r.get("set") != "users"]) if held else None
+    users = [(r, s) for r, s in judged if r.get("set") == "users"]
+    after_users = figures([r for r, _ in users], [s for _, s in users]) if users else None
     if args.scores and held:  # every held-out pair's logit, in the data file's order of that group
         with args.scores.open("a") as f:
             logits = [round(s, 4) for s in scores]
             f.write(json.dumps({"layers": args.layers, "holdout": args.holdout, "logits": logits}) + "\n")
-    report = {"layers": args.layers, "holdout": args.holdout, "train_pairs": len(fit), "seconds": round(
-        time.time() - started, 1), "held_out": after, "lr": args.lr, "epochs": args.epochs}
+    report = {"layers": args.layers, "holdout": args.holdout, "train_pairs": len(fit),
+              "seconds": round(time.time() - started, 1), "held_out": after, "held_out_users": after_users,
+              "lr": args.lr, "epochs": args.epochs, "without_set": args.without_set, "squad_share": args.squad_share}
     print(json.dumps(report), flush=True)
     if args.metrics:
         with args.metrics.open("a") as f:
