@@ -50,8 +50,9 @@ FAR_OFF_CHUNKS = 2  # a far-off question's retrieved passages are easy negatives
 SIMILAR_PARAGRAPHS = 2
 
 
-def _pair(query: str, text: str, label: int, group: str, kind: str, qid: str, kept: str = "shared") -> dict[str, Any]:
-    return {"query": query, "text": text, "label": label, "group": group, "kind": kind, "qid": qid, "set": kept}
+def _pair(query: str, text: str, label: int, group: str, kind: str, qid: str,
+          question_set: str = "shared") -> dict[str, Any]:
+    return {"query": query, "text": text, "label": label, "group": group, "kind": kind, "qid": qid, "set": question_set}
 
 
 def _ablated(query: str, found: list[Any], passage: Any, heading: str, holds: Any, group: str,
