@@ -18,7 +18,9 @@ Pairs, each tagged with its `group` (the corpus it comes from, for leave-one-sit
   (sentences, list, code) that hold the answer, as a negative: on topic, in the corpus's words, silent on
   what is asked, which is what a near miss retrieves.
 
-MTRAG-UN is not used: it stays a held-out check of the gate on a public set.
+MTRAG-UN is not used: it stays a held-out check of the gate on a public set. With `--users`, the project's own
+sets written as users write (benchmarks/tuning/) join their sites' pairs, marked `set: users`, for experiments
+(docs/benchmarks.md); the shipped model is built without them.
 """
 
 from __future__ import annotations
