@@ -61,11 +61,17 @@ def _role(match: re.Match[str]) -> str:
     return shown if name.rsplit(":", 1)[-1] in _LINK_ROLES else f"`{shown}`"
 
 
-def _directive_head(indent: str, name: str, argument: str) -> tuple[str, list[str]]:
+def _code_fence(fence: str) -> str:
+    """Return the backtick fence a code directive becomes: its own when of backticks, else three."""
+    # A four-backtick directive may show a three-backtick example inside it, which must not close it.
+    return fence if fence.startswith("`") else "```"
+
+
+def _directive_head(indent: str, fence: str, name: str, argument: str) -> tuple[str, list[str]]:
     """Return how a directive's body is shown ("code", "hidden" or "text") and the lines that stand for its head."""
     if name in _CODE_DIRECTIVES:
         language = argument.split()[0] if argument else _CODE_DIRECTIVES[name]
-        return "code", [f"{indent}```{language}"]
+        return "code", [f"{indent}{_code_fence(fence)}{language}"]
     if name in _HIDDEN_DIRECTIVES:
         return "hidden", []
     if name in _VERSION_DIRECTIVES:
@@ -105,15 +111,16 @@ def _myst_directives(markdown: str) -> str:
             continue
         options = None
         if open_blocks and closes(line, open_blocks[-1][0]):
-            how = open_blocks.pop()[1]
-            out.extend({"code": [line[: len(line) - len(line.lstrip())] + "```"], "text": [""]}.get(how, []))
+            fence, how = open_blocks.pop()
+            indent = line[: len(line) - len(line.lstrip())]
+            out.extend({"code": [indent + _code_fence(fence)], "text": [""]}.get(how, []))
             continue
         how = open_blocks[-1][1] if open_blocks else "text"
         if how == "code":
             out.append(line)
         elif directive := _DIRECTIVE.match(line):
             indent, fence, name, argument = directive.groups()
-            shown, head = _directive_head(indent, name.lower(), argument)
+            shown, head = _directive_head(indent, fence, name.lower(), argument)
             # Whatever opens inside a hidden block is hidden with it.
             open_blocks.append((fence, "hidden" if how == "hidden" else shown))
             out.extend(head if how != "hidden" else [])

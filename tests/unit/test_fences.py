@@ -52,3 +52,11 @@ def test_answer_checks_leave_a_nested_block_as_written() -> None:
     claims = split_claims(answer)
     assert any(c.startswith("````markdown") and c.rstrip().endswith("````") for c in claims)
     assert not any("<b>the example</b>" in c and not c.startswith("````") for c in claims)
+
+
+def test_a_myst_code_directive_with_a_longer_fence_keeps_its_example_inside() -> None:
+    page = ("Write the example like this:\n\n````{code-block} markdown\n:caption: page.md\n\n```python\nx = 1\n```\n"
+            "````\n\nThe build then highlights it as Python for every reader of the page.\n")
+    quoted = units(page)
+    assert [u.kind for u in quoted] == ["code", "sentence"]
+    assert quoted[0].body == "````markdown\n```python\nx = 1\n```\n````"
