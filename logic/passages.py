@@ -159,9 +159,10 @@ def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     """Tell a code block that quotes no whole line: only template directives, or a first statement cut off."""
     if kind != "code":
         return False
-    fence = opening(lines[0]) or "```"
-    code = [line for line in lines[1:-1] if line.strip()] + \
-        ([lines[-1]] if len(lines) > 1 and lines[-1].strip() and not closes(lines[-1], fence) else [])
+    body = lines[1:]
+    if body and closes(body[-1], opening(lines[0]) or "```"):
+        body = body[:-1]  # its closing fence (a block cut with its chunk has none)
+    code = [line for line in body if line.strip()]
     if all(_DIRECTIVE.match(line) for line in code):
         return True
     bounded = code[:MAX_BLOCK_LINES - 2]
