@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from logic.answerability import asked_part
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GREETING = re.compile(
     r"\b(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day)|thanks|thank you|"
@@ -27,11 +29,12 @@ _REFERRING = re.compile(
     r"did|can|could|will|would|should|has|have|mean|means|work|works)\b)[a-z]+)\b",
     re.IGNORECASE,
 )
-# "it" with no antecedent: the weather, or an expletive before an adjective ("it is too late").
-_EXPLETIVE = re.compile(r"\bit(?:'s|’s|\s+is|\s+was)?\s+(?:rain|snow|hail|storm|too|so|very|just|getting)\w*\b",
-                        re.IGNORECASE)
+# "it" with no antecedent: the weather, or an expletive before an adjective ("it is too late"). Without its verb,
+# "it so" or "it too" is an object ("reset it so the next request starts clean", "can I use it too?").
+_EXPLETIVE = re.compile(r"\bit(?:'s|’s|\s+is|\s+was)?\s+(?:rain|snow|hail|storm)\w*\b"
+                        r"|\bit(?:'s|’s|\s+is|\s+was)\s+(?:too|so|very|just|getting)\b", re.IGNORECASE)
 _FRAME = re.compile(
-    r"^\s*(?:(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
+    r"^\s*(?:(?:what|how)\s+about\s+|(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
     r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|(?:can|could|should|do|may)\s+(?:i|we|you)\s+|"
     r"tell me (?:more )?about\s+|explain\s+|describe\s+|show me\s+|define\s+)",
     re.IGNORECASE,
@@ -39,6 +42,13 @@ _FRAME = re.compile(
 # "How do I deploy my docs?", "Can I get X?": the asker's own action, whose subject is the verb's object.
 _ACTION = re.compile(r"^\s*(?:(?:how|where|when|why|what)\s+(?:do|can|could|should|would|will|did)\s+|"
                      r"(?:can|could|should|do|may)\s+)(?:i|we|you)\s+\w", re.IGNORECASE)
+# A yes/no question ("Does undici ship a WebSocket client?") names no topic a pronoun can stand for: "its
+# handshake" is the client's, "how long does it wait" the retry's; the earlier question is appended instead.
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|may|might|must|has|have|had)\b",
+                     re.IGNORECASE)
+# "Which renderer do I use?": the topic is "the renderer".
+_WHICH = re.compile(r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|about|if)\b)",
+                    re.IGNORECASE)
 _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|those)\s+", re.IGNORECASE)
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
@@ -81,15 +91,23 @@ def subject_of(query: str) -> str:
 
     For an action ("How do I create a lockfile?") the topic is what is acted on ("the lockfile"), so that a
     pronoun standing for it is replaced by a noun phrase ("Can I export it?" → "Can I export the lockfile?"),
-    never by a verb phrase.
+    never by a verb phrase. "" when no noun phrase can be told: a yes/no question, or an action with no object
+    left ("How can I check in a unit test …" → "check"). Only the ask counts, not the situation told before it.
     """
+    query = asked_part(query)
     core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
+    if _YES_NO.match(core):
+        return ""
     short = _STOP.sub("", core).strip() or core
     if _ACTION.match(query):
         determiner = _DETERMINER.search(short)
         words = short.split()
+        if not determiner and len(words) < 2:
+            return ""
         # "start writing my own plugin" → "my own plugin"; "install Python 3.12" → "Python 3.12".
-        short = short[determiner.start():] if determiner else " ".join(words[1:]) if len(words) > 1 else short
+        short = short[determiner.start():] if determiner else " ".join(words[1:])
+    elif _WHICH.match(query) and not _DETERMINER.match(short):
+        short = f"the {short}"
     # Named once already, "a validator" is now "the validator".
     return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 

@@ -88,6 +88,9 @@ def test_referring_word_appends_previous_query() -> None:
         ("How do I start writing my own MkDocs plugin?", "my own MkDocs plugin"),
         ("Can I get Pydantic validation on a regular dataclass?", "Pydantic validation"),
         ("How does Replicator work with cameras?", "Replicator"),
+        ("What about the second option?", "the second option"),
+        ("Which renderer do I use?", "the renderer"),
+        ("Does undici ship a WebSocket client?", ""),
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
@@ -143,3 +146,26 @@ def test_a_followup_about_an_action_is_rewritten_into_a_grammatical_question(que
 def test_pronoun_before_a_verb_is_replaced() -> None:
     assert rewrite_followup("Can they run on Jetson?", "What is Isaac Sim?") == "Can Isaac Sim run on Jetson?"
     assert rewrite_followup("What does that mean?", "What is NITROS?") == "What does NITROS mean?"
+
+
+@pytest.mark.parametrize(("question", "previous"), [
+    # A yes/no question names no topic to swap in: "its handshake" is the client's, not undici's.
+    ("Can I send an Authorization header during its handshake?", "Does undici ship a WebSocket client?"),
+    ("How long does it wait between attempts?", "Can the client retry failed requests automatically?"),
+    # An action whose object is cut off leaves a bare verb ("check"), which no pronoun stands for.
+    ("Is it safe to use under pytest-xdist?", "How can I check in a unit test which events my code logged?"),
+])
+def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_it(question: str,
+                                                                                  previous: str) -> None:
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
+
+
+def test_the_topic_comes_from_the_earlier_ask_not_from_the_situation_before_it() -> None:
+    previous = "I want JSON logs in production. Which renderer do I use?"
+    rewritten = rewrite_followup("Can it use something faster?", previous)
+    assert rewritten == "Can the renderer use something faster?"
+
+
+@pytest.mark.parametrize("question", ["Where do I reset it so the next request starts clean?", "Can I use it too?"])
+def test_it_before_so_or_too_is_an_object_not_an_expletive(question: str) -> None:
+    assert "Isaac Sim" in rewrite_followup(question, "What is Isaac Sim?")
