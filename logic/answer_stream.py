@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from logic import fences
 from logic.canary import CANARY
 from logic.echo import LEAK_RUN, PromptEcho
 from logic.errors import LLMBadOutputError
@@ -35,7 +36,7 @@ def pieces(text: str) -> list[str]:
     """Split finished text into sentences (each with the whitespace after it) that concatenate back to it."""
     out, start = [], 0
     for match in _BOUNDARY.finditer(text):
-        if text[start:match.end()].count("```") % 2:
+        if fences.unclosed(text[start:match.end()]):
             continue  # inside a code block: it goes out whole
         out.append(text[start:match.end()])
         start = match.end()
@@ -73,7 +74,7 @@ class AnswerStream:
                 # reaches into this sentence is caught before any of it is shown.
                 break
             gap = match.lastindex or 0
-            if self.raw[self.done:match.start(gap)].count("```") % 2:
+            if fences.unclosed(self.raw[self.done:match.start(gap)]):
                 continue  # inside a code block: it is cleaned and emitted whole, once its fence closes
             self._sentence(self.raw[self.done:match.start(gap)], match.group(gap))
             self.done = match.end()

@@ -48,7 +48,13 @@ class Tracker:
 
 
 # A block in an answer, wherever its fence starts (a model may open one mid-line), closed by a fence as long.
-IN_ANSWER = re.compile(r"(`{3,}).*?(?:\1`*|\Z)", re.DOTALL)
+IN_ANSWER = re.compile(r"(`{3,}).*?(?:(?P<close>\1`*)|\Z)", re.DOTALL)
+
+
+def unclosed(text: str) -> bool:
+    """Tell whether an answer's text so far leaves a code block open: a ```` ```` ```` block stays open past ``` ```."""
+    blocks = list(IN_ANSWER.finditer(text))
+    return bool(blocks) and blocks[-1].group("close") is None
 
 
 def split(text: str, blocks: re.Pattern[str] = BLOCK) -> list[str]:

@@ -92,3 +92,14 @@ def test_settled_stream_reads_as_the_final_answer() -> None:
     streamed.settle("Answer [1]. (note)")  # settling twice emits nothing new
     assert events == [{"answer_delta": "Answer [1]."}, {"answer_delta": " (note)"}]
     assert streamed.text == "Answer [1]. (note)"
+
+
+def test_a_block_that_shows_a_fenced_example_goes_out_whole() -> None:
+    # A four-backtick block holding a three-backtick one: the inner fences do not close it, so no sentence inside
+    # it is cleaned or emitted on its own, and the stream adds up to the whole reply's answer.
+    raw = ("Write the page like this [1].\n\n````markdown\n# Title\n\nSome text. More text.\n\n```python\n"
+           "print('hi')\n```\n\nAfter the example. And more.\n````\n\nThen build it [2].")
+    deltas, answer, _ = run(raw, step=2)
+    assert "".join(deltas) == answer == cite(clean(raw, CHUNKS), CHUNKS)[0]
+    block = next(d for d in deltas if "````markdown" in d)
+    assert "After the example. And more." in block and block.rstrip().endswith("````")
