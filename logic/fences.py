@@ -52,7 +52,7 @@ IN_ANSWER = re.compile(r"(`{3,}).*?(?:(?P<close>\1`*)|\Z)", re.DOTALL)
 
 
 def unclosed(text: str) -> bool:
-    """Tell whether an answer's text so far leaves a code block open: a ```` ```` ```` block stays open past ``` ```."""
+    """Tell whether an answer's text so far leaves a code block open (a four-backtick block stays open past three)."""
     blocks = list(IN_ANSWER.finditer(text))
     return bool(blocks) and blocks[-1].group("close") is None
 
