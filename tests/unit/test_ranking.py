@@ -65,6 +65,19 @@ def test_a_short_page_is_not_taken_for_one_lucky_chunk() -> None:
     assert ranking.page_sizes([{"source": "a.md", "page_chunks": 2}, {"source": "b.md"}]) == {"a.md": 2, "b.md": 3}
 
 
+def test_after_the_sections_the_gate_reads_another_page_goes_before_more_of_the_same_page() -> None:
+    # Release notes mention everything: six of their chunks outscore the configuration page's one.
+    hits = [chunk("notes.md", 0.70 - i / 100, f"note {i}") for i in range(6)] + [chunk("config.md", 0.64, "strict")]
+    ranked = ranking.order("unrelated words", hits, Lexicon(), 5)
+    assert [c["source"] for c in ranked] == ["notes.md"] * 3 + ["config.md", "notes.md"]
+    assert [c["chunk_id"] for c in ranked[:3]] == [c["chunk_id"] for c in hits[:3]]  # what the gate reads: as ranked
+    assert ranked[3]["relevance"] < ranked[2]["relevance"]  # each keeps its own score; only its place moved
+    # With no more places than the gate reads, nothing moves; with one page only, the order is the ranking's.
+    assert [c["source"] for c in ranking.order("unrelated words", hits, Lexicon(), 3)] == ["notes.md"] * 3
+    alone = ranking.order("unrelated words", hits[:6], Lexicon(), 5)
+    assert [c["chunk_id"] for c in alone] == [c["chunk_id"] for c in hits[:5]]
+
+
 
 def test_gate_score_rises_with_the_asked_for_terms_present_and_keeps_chunk_scores() -> None:
     lex = lexical.build(["blip captions images", "robot arm", "robot leg", "Zenoh"])
