@@ -245,7 +245,8 @@ def dump_rows(name: str, records: list[dict[str, Any]], texts: dict[str, str]) -
             "expected": r["expected"], "status": r["status"], "confidence": r["confidence"],
             "gate_score": r["gate_score"], "answer": r["answer"], "answer_keywords": keywords,
             "keyword_recall": r["keyword_recall"],
-            "holds_keywords": eval_passages.holds(r["answer"], keywords) if keywords else None,
+            "holds_keywords": eval_passages.holds(eval_figures.answer_given(r["answer"], r["status"]), keywords)
+            if keywords else None,
             "gold": r["gold"], "page_rank": next((i for i, x in enumerate(r["retrieved"], 1)
                                                   if x["source"] in r["gold"]), None),
             "passage_rank": eval_passages.passage_rank(r, texts) if keywords else None,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from langchain_core.messages import AnyMessage, HumanMessage
 
 from logic.answerability import asked_part
 
@@ -149,6 +152,12 @@ def as_asked(question: str, query: str) -> str:
     """
     said = question.rstrip()
     return said if said and query.startswith(f"{said} (") and query.endswith(")") else query
+
+
+def asked_question(messages: Sequence[AnyMessage], retrieval_query: str) -> str:
+    """Return the question to name back to the user: the standalone query, or the user's words it only extended."""
+    humans = [m for m in messages if isinstance(m, HumanMessage)]
+    return as_asked(humans[-1].text.strip() if humans else "", retrieval_query)
 
 
 def _plural_subject(subject: str, previous_query: str) -> str:

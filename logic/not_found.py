@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from logic.annotations import markdown_link
+from logic.answerability import asked_part
 from logic.filters import describe, module_of
 from logic.hygiene import safe_url
 from logic.types import Chunk, NotFound, Section
@@ -14,6 +17,28 @@ def label(chunk: Chunk) -> str:
     # The deep link's anchor is the innermost heading's, so a level-3 anchor gets the level-3 heading's name.
     heading = chunk["heading_hierarchy"][-1:]
     return normalize_text(" › ".join([chunk["title"], *(h for h in heading if h != chunk["title"])]))
+
+
+# A hedged answer names what the documentation does not state, as the not-found reply names what it lacks; the
+# situation a user tells before asking is left out, and a long ask is cut at a word.
+HEDGE_ASK_CHARS = 160
+
+
+def hedge(question: str) -> str:
+    """Introduce a quote that may miss what was asked: the documentation does not directly answer the ask, named."""
+    ask = asked_part(question).strip().rstrip("?.! ")
+    if len(ask) > HEDGE_ASK_CHARS:
+        ask = ask[:HEDGE_ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return f"The documentation does not directly answer {f'“{ask}”' if ask else 'this'}; the closest it comes is:"
+
+
+_HEDGED = re.compile(r"\AThe documentation does not directly answer (?:“.*?”|this); the closest it comes is:\s*",
+                     re.DOTALL)
+
+
+def unhedged(answer: str) -> str:
+    """Return an answer without the hedge's lead-in, which repeats the question rather than answers it."""
+    return _HEDGED.sub("", answer, count=1)
 
 
 def sections(chunks: list[Chunk], limit: int = 3) -> list[Section]:

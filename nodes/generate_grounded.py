@@ -27,10 +27,10 @@ from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import extract_answer, render
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
-from logic.heuristics import canned_reply
+from logic.heuristics import asked_question, canned_reply
 from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
-from logic.not_found import sections
+from logic.not_found import hedge, sections
 from logic.notes import after, before
 from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
@@ -60,7 +60,6 @@ HEDGE_BELOW = 0.6
 # on the five sites of benchmarks/sites.py (npm held out) answers it read below 0.2 held what was asked a third
 # of the time, above 0.8 nearly always. Such an answer is hedged and its confidence kept below HEDGE_BELOW.
 READ_DOUBT, DOUBTED = 0.2, 0.5
-HEDGE = "The documentation does not say this directly; the closest it comes is:"
 # Chunks scoring this close to the best one are treated as equally relevant sources.
 SOURCE_MARGIN = 0.1
 # Measured on the sites benchmark (docs/benchmarks.md): at least two sections to quote from lifted keyword
@@ -246,7 +245,8 @@ def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> 
         # A quote is not presented as the answer when it may well miss what was asked (nothing of an extractive
         # answer has streamed yet, so a lead-in keeps the stream a prefix). A selection's answer is judged by
         # other evidence (how much of the question it covers), which this confidence does not measure.
-        answer = f"{HEDGE}\n\n{answer}"
+        asked = asked_question(state.get("messages", []), state.get("retrieval_query", ""))
+        answer = f"{hedge(asked)}\n\n{answer}"
     # A trailing note, so a streamed answer stays a prefix of the stored one.
     note = check.note() if ctx.grounding_mode == "flag" else ""
     answer += note + ("" if ctx.uses_model else EXTRACTIVE_NOTE.replace("the documentation", source))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage
 
 from graph.state import State
 from logic.confidence import confidence
-from logic.heuristics import as_asked
+from logic.heuristics import asked_question
 from logic.not_found import compose, sections
 from logic.notes import with_notes
 from logic.types import NotFound, NotFoundReason
@@ -28,15 +28,9 @@ def diagnose(state: State) -> NotFound:
     return {"reason": reason, "best_score": top, "threshold": state.get("threshold"), "nearest": sections(retrieved)}
 
 
-def asked(state: State) -> str:
-    """Return the question to name in the reply: the standalone query, or the user's words it only extended."""
-    humans = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
-    return as_asked(humans[-1].text.strip() if humans else "", state.get("retrieval_query", ""))
-
-
 def generate_not_found(state: State) -> dict[str, Any]:
     """Reply honestly that there is no answer, saying why, without inventing one."""
-    query = asked(state).rstrip("?.! ")
+    query = asked_question(state.get("messages", []), state.get("retrieval_query", "")).rstrip("?.! ")
     found = diagnose(state)
     filters, selection = state.get("applied_filters") or {}, bool(state.get("selection"))
     answer = compose(query, found, filters, selection)

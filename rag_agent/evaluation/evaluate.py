@@ -13,6 +13,7 @@ from tqdm import tqdm
 from logic.errors import InvalidInputError
 from rag_agent.evaluation.figures import (
     abstention_split,
+    answer_given,
     answers,
     by_class,
     followups,
@@ -113,7 +114,8 @@ def _record(item_id: str, turn: int, question: dict[str, Any], result: dict[str,
         "kind": question.get("kind", ""), "class": question.get("answerability", ""),
         "selection": bool(question.get("selection_file")), "answer": result["answer"],
         "answer_keywords": question.get("answer_keywords") or [],
-        "keyword_recall": keyword_recall(result["answer"], question.get("answer_keywords") or []),
+        "keyword_recall": keyword_recall(answer_given(result["answer"], result["status"]),
+                                         question.get("answer_keywords") or []),
         "flagged": result.get("flagged", False),
         "expected": question.get("expected") or ("GROUNDED" if question.get("gold") else "NOT_FOUND"),
         "gold": question.get("gold") or [],

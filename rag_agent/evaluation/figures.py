@@ -7,6 +7,14 @@ import re
 import statistics
 from typing import Any
 
+from logic.not_found import unhedged
+
+
+def answer_given(answer: str, status: str) -> str:
+    """Return what a reader got as an answer: a refusal's text is none, an unsure answer's lead-in is not part of it."""
+    # A refusal quotes the question and names the nearest sections; the hedge repeats the question's ask.
+    return unhedged(answer) if status == "grounded" else ""
+
 
 def keyword_recall(answer: str, keywords: list[str]) -> float | None:
     """Return the share of expected keywords the answer contains, case-insensitive (None without keywords)."""
@@ -37,7 +45,7 @@ def turn_right(record: dict[str, Any]) -> bool:
     if record["expected"] != "GROUNDED":
         return bool(record["status"] == "not_found")
     keywords = record.get("answer_keywords") or []
-    return record["status"] == "grounded" and holds_keywords(record.get("answer", ""), keywords)
+    return record["status"] == "grounded" and holds_keywords(unhedged(record.get("answer", "")), keywords)
 
 
 def followups(records: list[dict[str, Any]]) -> dict[str, Any]:

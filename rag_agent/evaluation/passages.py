@@ -22,6 +22,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from logic.not_found import unhedged
 from rag_agent.evaluation.figures import holds_keywords
 
 HIGH_CONFIDENCE = 0.9
@@ -63,7 +64,7 @@ def _judged_answers(records: list[dict[str, Any]]) -> list[tuple[float, bool]]:
         if r["expected"] != "GROUNDED":
             pairs.append((float(r["confidence"]), False))
         elif r.get("answer_keywords"):
-            pairs.append((float(r["confidence"]), holds(r["answer"], r["answer_keywords"])))
+            pairs.append((float(r["confidence"]), holds(unhedged(r["answer"]), r["answer_keywords"])))
     return pairs
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from logic.not_found import hedge
 from rag_agent.cli.commands import main
 from rag_agent.evaluation import evaluate, gate_curve
 from rag_agent.evaluation import figures as eval_figures
@@ -312,3 +313,22 @@ def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
 ])
 def test_whole_answers_have_no_defects(answer: str) -> None:
     assert eval_figures.answer_defects(answer) == []
+
+
+def test_keyword_recall_counts_only_what_an_answer_gives() -> None:
+    question = {"question": "How do I enable HTTP/2 with http2=True?", "answer_keywords": ["http2=True"],
+                "gold": ["client.md"]}
+
+    def scored(status: str, answer: str) -> float | None:
+        result = {"answer": answer, "status": status, "retrieval_query": question["question"], "retrieved": [],
+                  "citations": [], "top_score": 0.5, "gate_score": 0.5, "execution_time_seconds": 0.01,
+                  "threshold": 0.25, "confidence": 0.4, "grounding": None}
+        return evaluate._record("q", 1, question, result)["keyword_recall"]
+
+    # A refusal names the question (and its nearest sections): it answers nothing, whatever words it repeats.
+    assert scored("not_found", "I don't have information about “How do I enable HTTP/2 with http2=True”.") == 0.0
+    # An unsure answer's lead-in repeats the ask; only the quote after it is the answer.
+    lead = hedge(question["question"])
+    assert scored("grounded", f"{lead}\n\nHTTP/2 is off by default. [1]") == 0.0
+    assert scored("grounded", f"{lead}\n\nPass `http2=True` to the Client. [1]") == 1.0
+    assert scored("grounded", "Pass `http2=True` to the Client. [1]") == 1.0
