@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,8 @@ def test_average_length_counts_stemmed_content_terms() -> None:
     assert sparse.average_length([]) == 1.0
 
 
-TEXTBOOK = Path(__file__).resolve().parents[3] / "shared" / "eval" / "textbook" / "corpus"
+ROOT = Path(__file__).resolve().parents[2]
+TEXTBOOK = Path(os.environ.get("RAG_AGENT_SHARED", ROOT.parent / "shared")) / "eval" / "textbook" / "corpus"
 ODD = ["How is calibration of sensors done?", "what is the", "Isaac Sim's robots", "max_particles _ __init__ x_y",
        "Ünïcödé naïve café — “quoted” ¿qué?", "a" * 41 + " arm", "ROS2/ROS 2: rclpy.init() → spin()", "", "_ _"]
 
@@ -63,6 +65,8 @@ ODD = ["How is calibration of sensors done?", "what is the", "Isaac Sim's robots
 def test_query_terms_are_fastembeds_bm25_query_terms() -> None:
     # A turn tokenises its question without importing fastembed (0.2-0.6 s of a cold ask): the
     # ids must still be the ones fastembed's Bm25 wrote at ingest, on every line of a real corpus.
+    if not TEXTBOOK.is_dir():
+        pytest.skip(f"the shared textbook corpus is not beside this checkout: {TEXTBOOK}")
     texts = ODD + [line for page in sorted(TEXTBOOK.rglob("*.md")) for line in page.read_text().splitlines()]
     encoder = sparse.encoder()
     mismatched = [t for t in texts if sparse.query_terms(t) != sorted(int(i) for i in encoder.embed_query(t).indices)]
