@@ -25,6 +25,19 @@ def test_a_block_quotes_wrapped_lines_and_code_are_quoted_whole() -> None:
     assert all(u.body.endswith((".", ":", "```")) for u in found)
 
 
+def test_a_code_span_wrapped_over_two_lines_is_quoted_whole() -> None:
+    # Hard-wrapped at 80 columns, the span breaks after a colon: the sentence goes on, and so does the next span.
+    text = ("Notice that the code panicked with the message `already borrowed:\n"
+            "BorrowMutError`. This is how `RefCell<T>` handles violations of the borrowing\nrules at runtime.")
+    assert [u.body for u in units(text)] == [
+        "Notice that the code panicked with the message `already borrowed: BorrowMutError`.",
+        "This is how `RefCell<T>` handles violations of the borrowing rules at runtime."]
+    # A span closed on its own line leaves the next line to the usual rule: a lead-in ends there.
+    found = units("You compile the whole project with `cargo build`\nlike this:\n\n```console\n$ cargo build\n```")
+    lead = "You compile the whole project with `cargo build` like this:"
+    assert [(u.kind, u.lead) for u in found] == [("code", lead)]
+
+
 def test_a_line_cut_from_a_wrapped_sentence_is_not_quoted() -> None:
     text = ("small as possible, you can switch from unwinding to aborting upon a panic by\n\n"
             "The stack unwinds by default.")
