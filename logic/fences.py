@@ -47,6 +47,23 @@ class Tracker:
         return False
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
+def span_open(text: str) -> bool:
+    """Tell whether text leaves an inline code span open: a run of backticks that no run as long closes after it.
+
+    As CommonMark pairs them, so ``a`b`` is one closed span holding a backtick.
+    """
+    opened = 0
+    for run in _BACKTICKS.finditer(text):
+        if not opened:
+            opened = len(run.group(0))
+        elif len(run.group(0)) == opened:
+            opened = 0
+    return bool(opened)
+
+
 # A block in an answer, wherever its fence starts (a model may open one mid-line), closed by a fence as long.
 IN_ANSWER = re.compile(r"(`{3,}).*?(?:(?P<close>\1`*)|\Z)", re.DOTALL)
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from logic.fences import closes, opening
+from logic.fences import closes, opening, span_open
 from logic.markdown_text import normalize_markdown
 
 Kind = Literal["sentence", "list", "table", "code"]
@@ -15,7 +15,6 @@ _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
-_BACKTICKS = re.compile(r"`+")
 _CODE_SIGNAL = re.compile(r'"""|\(self\b|^\s*(?:def|class|import|from)\s|\s=\s')
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
 # A whole sentence opens like one and ends with its mark (a lead-in with its colon); a line cut from a
@@ -51,11 +50,6 @@ def _continues(previous: str, line: str) -> bool:
     return is_prose(previous) and (not _BULLET.match(previous) or line.startswith((" ", "\t")))
 
 
-def _open_span(text: str) -> bool:
-    """Tell whether text leaves an inline code span open: an odd number of backtick runs."""
-    return len(_BACKTICKS.findall(text)) % 2 == 1
-
-
 def join_wrapped(lines: list[str]) -> list[str]:
     """Join hard-wrapped lines into the sentences they belong to; each other line stands alone (tables dropped)."""
     blocks: list[str] = []
@@ -63,7 +57,7 @@ def join_wrapped(lines: list[str]) -> list[str]:
     for line in lines:
         # A code span wrapped over two lines ("the message `already borrowed:" / "BorrowMutError`.") goes on
         # whatever the line before it ends with: cut there, the quote would hold half a span.
-        if blocks and ((previous and line.strip() and _open_span(blocks[-1])) or _continues(previous, line)):
+        if blocks and ((previous and line.strip() and span_open(blocks[-1])) or _continues(previous, line)):
             blocks[-1] += " " + line.strip()
         elif line.strip() and not line.lstrip().startswith("|"):  # table rows are data, not prose
             blocks.append(line)

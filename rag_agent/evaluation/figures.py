@@ -7,6 +7,7 @@ import re
 import statistics
 from typing import Any
 
+from logic.fences import span_open
 from logic.not_found import unhedged
 
 
@@ -107,6 +108,8 @@ def answer_defects(answer: str) -> list[str]:
     found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
     found += ["code block cut off" for body in _FENCE.findall(answer) if _cut_code(body)][:1]
     found += ["docs markup" for _ in [0] if _MARKUP.search(answer)]
+    # A paragraph leaving an inline code span open: a quote cut inside a span ("the message `already borrowed: …").
+    found += ["code span cut" for part in re.split(r"\n\s*\n", prose) if span_open(part)][:1]
     if answer.count("```") % 2:
         found.append("code block cut off")
     elif _ends_mid_sentence(answer):

@@ -190,6 +190,10 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n\n```\n") == ["empty code block"]
     assert eval_figures.answer_defects("A link [1]:\n\n```xml\n<link name=\"a\"/>\n```\n") == []
     assert eval_figures.answer_defects("Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\")\n```\n") == []
+    # A quote cut inside an inline code span, and its neighbour whose span opens and closes on two lines.
+    assert eval_figures.answer_defects("It panicked with the message `already borrowed: … [1] See `RefCell`. [1]") == [
+        "code span cut"]
+    assert eval_figures.answer_defects("It panicked with `already borrowed:\nBorrowMutError`. [1]") == []
 
 
 @pytest.mark.parametrize(("content", "error"), [
