@@ -19,16 +19,20 @@ def label(chunk: Chunk) -> str:
     return normalize_text(" › ".join([chunk["title"], *(h for h in heading if h != chunk["title"])]))
 
 
-# A hedged answer names what the documentation does not state, as the not-found reply names what it lacks; the
-# situation a user tells before asking is left out, and a long ask is cut at a word.
-HEDGE_ASK_CHARS = 160
+# The not-found reply and the hedge name what was asked: the ask, without the situation a user tells before it,
+# and a long ask cut at a word.
+ASK_CHARS = 160
+
+
+def named_ask(question: str) -> str:
+    """Return the part of a question to name back to the user: its ask, without end punctuation, at most ASK_CHARS."""
+    ask = asked_part(question).strip().rstrip("?.! ")
+    return ask if len(ask) <= ASK_CHARS else ask[:ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
 def hedge(question: str) -> str:
     """Introduce a quote that may miss what was asked: the documentation does not directly answer the ask, named."""
-    ask = asked_part(question).strip().rstrip("?.! ")
-    if len(ask) > HEDGE_ASK_CHARS:
-        ask = ask[:HEDGE_ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    ask = named_ask(question)
     return f"The documentation does not directly answer {f'“{ask}”' if ask else 'this'}; the closest it comes is:"
 
 

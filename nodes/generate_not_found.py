@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from graph.state import State
 from logic.confidence import confidence
 from logic.heuristics import asked_question
-from logic.not_found import compose, sections
+from logic.not_found import compose, named_ask, sections
 from logic.notes import with_notes
 from logic.types import NotFound, NotFoundReason
 
@@ -30,7 +30,7 @@ def diagnose(state: State) -> NotFound:
 
 def generate_not_found(state: State) -> dict[str, Any]:
     """Reply honestly that there is no answer, saying why, without inventing one."""
-    query = asked_question(state.get("messages", []), state.get("retrieval_query", "")).rstrip("?.! ")
+    query = named_ask(asked_question(state.get("messages", []), state.get("retrieval_query", "")))
     found = diagnose(state)
     filters, selection = state.get("applied_filters") or {}, bool(state.get("selection"))
     answer = compose(query, found, filters, selection)

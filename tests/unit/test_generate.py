@@ -97,6 +97,16 @@ def test_not_found_says_so_and_lists_nearest_sections() -> None:
     assert "- [Baking bread](https://docs.example/page2#section)" in message.text
 
 
+def test_not_found_names_the_ask_not_the_situation_told_before_it() -> None:
+    question = ("I'm writing a little stock tracker for my record shop and keep a HashMap from album title to copies "
+                "sold. Is there a tidier way to bump a counter that might not exist yet?")
+    out = generate_not_found({"retrieval_query": question, "retrieved": [chunk(1, title="Hash maps")]})
+    assert out["answer"].startswith(
+        "I don't have information about “Is there a tidier way to bump a counter that might not exist yet” in the "
+        "documentation")
+    assert "record shop" not in out["answer"] and "record shop" not in out["messages"][0].text
+
+
 def test_not_found_without_retrieved_chunks_lists_nothing() -> None:
     out = generate_not_found({"retrieval_query": "drones?", "retrieved": []})
     assert out["answer"] == ("I don't have information about “drones” in the documentation: "
