@@ -30,14 +30,15 @@ def named_ask(question: str) -> str:
     return ask if len(ask) <= ASK_CHARS else ask[:ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
+_HEDGE = "The documentation does not directly answer {}; the closest it comes is:"
+# The lead-in as hedge() writes it, at the start of an answer, with the blank line after it.
+_HEDGED = re.compile(r"\A" + re.escape(_HEDGE).replace(r"\{\}", "(?:“.*?”|this)") + r"\s*", re.DOTALL)
+
+
 def hedge(question: str) -> str:
     """Introduce a quote that may miss what was asked: the documentation does not directly answer the ask, named."""
     ask = named_ask(question)
-    return f"The documentation does not directly answer {f'“{ask}”' if ask else 'this'}; the closest it comes is:"
-
-
-_HEDGED = re.compile(r"\AThe documentation does not directly answer (?:“.*?”|this); the closest it comes is:\s*",
-                     re.DOTALL)
+    return _HEDGE.format(f"“{ask}”" if ask else "this")
 
 
 def unhedged(answer: str) -> str:

@@ -46,7 +46,8 @@ def turn_right(record: dict[str, Any]) -> bool:
     if record["expected"] != "GROUNDED":
         return bool(record["status"] == "not_found")
     keywords = record.get("answer_keywords") or []
-    return record["status"] == "grounded" and holds_keywords(unhedged(record.get("answer", "")), keywords)
+    given = answer_given(record.get("answer", ""), record["status"])
+    return record["status"] == "grounded" and holds_keywords(given, keywords)
 
 
 def followups(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -22,8 +22,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from logic.not_found import unhedged
-from rag_agent.evaluation.figures import holds_keywords
+from rag_agent.evaluation.figures import answer_given, holds_keywords
 
 HIGH_CONFIDENCE = 0.9
 BINS = 10
@@ -64,7 +63,7 @@ def _judged_answers(records: list[dict[str, Any]]) -> list[tuple[float, bool]]:
         if r["expected"] != "GROUNDED":
             pairs.append((float(r["confidence"]), False))
         elif r.get("answer_keywords"):
-            pairs.append((float(r["confidence"]), holds(unhedged(r["answer"]), r["answer_keywords"])))
+            pairs.append((float(r["confidence"]), holds(answer_given(r["answer"], r["status"]), r["answer_keywords"])))
     return pairs
 
 
