@@ -31,6 +31,8 @@ _HOW = re.compile(r"^\s*(?:how\s+(?:do|can|should|would|to)|what\s+(?:command|st
                   r"configure|run|create|write|show\s+me)", re.IGNORECASE)
 
 
+# How a chunk's heading path is joined (generate_grounded): its last part is the chunk's own section title.
+SECTION_PATH = " › "
 # Blocks quoted after a chosen unit when they follow it directly: the command after "add this:", then the
 # config after "Then add it to mkdocs.yml:" (a step's second half).
 FOLLOWING_BLOCKS = 2
@@ -58,7 +60,7 @@ _KIND_WORDS = {"table": {"table", "compare", "comparison"}, "code": {"code", "sn
 Similarity = Callable[[str, list[str]], list[float]]
 
 
-def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, similarity: Similarity | None = None,
+def extract_answer(query: str, chunks: list[str], similarity: Similarity | None = None,
                    headings: list[str] | None = None, max_words: int | None = None) -> list[tuple[int, str]]:
     """Return (chunk position, quoted text) pairs that answer `query`, in reading order.
 
@@ -97,8 +99,9 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     wanted_kind = next((kind for kind, words in _KIND_WORDS.items() if words & set(terms(query))), None)
     explains = bool(_EXPLAIN.search(query)) and not wants_steps and wanted_kind != "code"
     if not asked_terms(query) and wanted_kind is None:
-        # "Summarize this": nothing to match, so quote the opening sentences, as a reader skims.
-        return [(i, _quote(u)) for i, u in candidates if u.kind == "sentence"][:max_sentences]
+        # "Summarize this": nothing to match, so quote what a reader skims: each section's and paragraph's opening.
+        titles = [h.split(SECTION_PATH)[-1].strip() for h in headings or [""] * len(chunks)]
+        return outline(candidates, max_words, titles)
 
     raw = {u: f"{u.lead} {u.body}".lower() for _, u in candidates}
     # Only an identifier few candidates name tells them apart: a site's own config file (`mkdocs.yml`) is everywhere.
@@ -156,6 +159,46 @@ def extract_answer(query: str, chunks: list[str], max_sentences: int = 3, simila
     lead_chunk = candidates[best][0] if explains else -1
     picked = sorted(set(picked), key=lambda k: (pool[k][0] != lead_chunk, k))
     return [(pool[k][0], _quote(pool[k][1])) for k in picked]
+
+
+def outline(candidates: list[tuple[int, Unit]], max_words: int, titles: list[str]) -> list[tuple[int, str]]:
+    """Quote what a skim reads (sections' openings, then paragraphs'), within `max_words`, in reading order.
+
+    When the quotes come from more than one section, each section's first quote is led by its title in bold.
+    """
+    openings: list[tuple[int, int]] = []  # (how early a skim reads it, its place)
+    opened: set[tuple[int, int]] = set()  # (chunk, section within it) whose first sentence is taken
+    seen: set[tuple[int, int]] = set()
+    for k, (i, unit) in enumerate(candidates):
+        if unit.kind in ("code", "table") or unit.body.endswith(":") or (i, unit.paragraph) in seen:
+            continue
+        seen.add((i, unit.paragraph))
+        if unit.kind != "sentence":  # a list of key points, if room is left
+            openings.append((2, k))
+            continue
+        # A section's first sentence (a chunk that starts a section, or a heading inside one), then each paragraph's.
+        starts = (i == 0 or titles[i] != titles[i - 1] or unit.section > 0) and (i, unit.section) not in opened
+        opened.add((i, unit.section))
+        openings.append((0 if starts else 1, k))
+    picked: list[int] = []
+    for _, k in sorted(openings):
+        if _words(candidates, [*picked, k]) <= max_words:
+            picked.append(k)
+    picked.sort()
+    if len({titles[candidates[k][0]] for k in picked}) < 2:
+        return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
+    out, shown = [], {""}
+    for k in picked:
+        i = candidates[k][0]
+        title = titles[i] if (i == 0 or titles[i] != titles[i - 1]) and titles[i] not in shown else ""
+        shown.add(title)
+        out.append((i, _titled(title, _quote(candidates[k][1])) if title else _quote(candidates[k][1])))
+    return out
+
+
+def _titled(title: str, quote: str) -> str:
+    """Lead a quote with its section's title, as an outline shows it."""
+    return f"**{title}**: {quote.lstrip()}" if not quote.startswith("\n") else f"\n**{title}**:\n{quote}"
 
 
 # A quote's prose is bounded (code and tables are bounded by lines in logic/passages.py); a passage shorter

@@ -46,6 +46,12 @@ def selection_chunks(text: str, embeddings: Embeddings, query_vector: list[float
     ]
 
 
+def own_headings(chunk: Chunk) -> list[str]:
+    """Return a chunk's heading path as its text has it: none for a selection part without a heading."""
+    path = chunk["heading_hierarchy"]
+    return [] if chunk["source"] == SOURCE and path == [f"Part {chunk['chunk_id'].rsplit('-', 1)[-1]}"] else path
+
+
 # A question about the selection is answered when the selection holds this share (IDF-weighted) of what it
 # asks for: "explain the Xacro code here" names Xacro, which must be there; "switch these to Cyclone DDS"
 # asks for what the page never says.
@@ -54,16 +60,39 @@ ABOUT_SELECTION_COVERAGE = 0.75
 _POINTERS = frozenset("this these here above below selection selected page text passage snippet excerpt".split())
 # Words that name the task or the kind of content asked for; they are not facts the selection must contain.
 _TASK_WORDS = frozenset(
-    "summarize summarise summary explain describe described list listed tell say says said mean means "
+    "summarize summarise summary tldr gist recap explain describe described list listed tell say says said mean means "
     "main point key idea ideas overview stated state states mention mentioned cover covered compare "
     "comparison compared code snippet table section part page text passage selection example step steps "
-    "what language written write line lines".split())
+    "what language written write line lines advice tip tips recommendation recommendations guidance "
+    "guideline guidelines suggestion suggestions".split())
+
+
+# Words asking for the gist of a text rather than a fact in it.
+_GIST = frozenset("summarize summarise summary tldr overview gist recap".split())
+# A summary quotes the opening sentences of this many parts of the selection (its sections' first parts).
+OUTLINE_PARTS = 8
 
 
 def points_at_selection(question: str) -> bool:
     """Tell whether a question is about the selection itself: it points at it ("this", "here") or asks to sum it up."""
     words = set(re.findall(r"[a-z]+", question.lower()))
-    return bool(words & _POINTERS) or bool(words & {"summarize", "summarise", "summary", "tldr"})
+    return bool(words & _POINTERS) or bool(words & _GIST)
+
+
+def sums_up(question: str) -> bool:
+    """Tell whether a question asks for the gist of the whole selection ("Summarize this page", "an overview")."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return bool(words & _GIST) and not asked_terms(question)
+
+
+def outline_parts(hits: list[Chunk], limit: int) -> list[Chunk]:
+    """Return the parts a skim reads, in reading order: each section's first part, top-level sections first."""
+    openers = [n for n, c in enumerate(hits) if n == 0 or c["heading_hierarchy"] != hits[n - 1]["heading_hierarchy"]]
+    # A page of many sections: its top-level ones (then the next level) before any subsection.
+    chosen = sorted(openers, key=lambda n: (len(hits[n]["heading_hierarchy"]), n))[:limit]
+    # A page of few sections: the rest of its parts, from the top, as far as the limit.
+    chosen += [n for n in range(len(hits)) if n not in chosen][:limit - len(chosen)]
+    return [hits[n] for n in sorted(chosen)]
 
 
 def asked_terms(question: str) -> list[str]:
@@ -87,7 +116,10 @@ def about_selection(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int)
         return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence}
     # "Summarize this", "explain the code here": the selection is the subject, so similarity to the
     # question's words says little; what matters is whether the selection holds what is asked for.
-    chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
+    if sums_up(query):
+        chunks = outline_parts(hits, max(top_k, OUTLINE_PARTS))
+    else:
+        chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
     chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
     return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
             "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}

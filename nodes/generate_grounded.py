@@ -25,13 +25,14 @@ from logic.chunking import count_tokens
 from logic.confidence import answer_confidence, flag_reason
 from logic.echo import PromptEcho
 from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
-from logic.extractive import extract_answer, render
+from logic.extractive import SECTION_PATH, extract_answer, render
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.heuristics import asked_question, canned_reply
 from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
 from logic.not_found import hedge, sections
 from logic.notes import after, before
+from logic.selection import own_headings, sums_up
 from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
 from nodes.message_stream import MessageStream
@@ -107,7 +108,7 @@ def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int
     """Quote the passages that best answer the query, with [n] markers."""
     # Instruction-like sentences are data about the page, never something to quote as an answer.
     picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx),
-                            headings=[" ".join(c["heading_hierarchy"]) for c in chunks])
+                            headings=[SECTION_PATH.join(own_headings(c)) for c in chunks])
     answer = render(picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
@@ -167,7 +168,8 @@ def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: Streame
     """Write the answer from the model (streamed) or by quoting; return the node's update when there is none."""
     query = state.get("retrieval_query", "")
     if not ctx.uses_model:
-        sources = quoted_sources(retrieved)
+        # The gist of a selection is skimmed from every part retrieve chose, one per section.
+        sources = retrieved if state.get("selection") and sums_up(query) else quoted_sources(retrieved)
         raw, tokens = _extractive(query, sources, ctx)
         answer, citations = cite(clean(raw, sources), sources)
         return answer, citations, sources, tokens, EXTRACTIVE

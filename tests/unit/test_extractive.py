@@ -23,14 +23,14 @@ def test_picks_the_paragraph_matching_the_query_whole() -> None:
 
 def test_reports_which_chunk_the_sentence_came_from() -> None:
     chunks = ["Isaac Sim is a simulator for robots.", "Replicator generates synthetic data for training."]
-    assert extract_answer("What is Replicator?", chunks, max_sentences=1) == [
+    assert extract_answer("What is Replicator?", chunks) == [
         (1, "Replicator generates synthetic data for training.")
     ]
 
 
 def test_plural_query_matches_singular_text() -> None:
     chunks = ["The camera records colour images.", "Each lidar sensor reports a point cloud."]
-    assert extract_answer("Which sensors are there?", chunks, max_sentences=1)[0][0] == 1
+    assert extract_answer("Which sensors are there?", chunks)[0][0] == 1
 
 
 def test_answer_is_in_reading_order_and_bounded() -> None:
@@ -110,7 +110,7 @@ def test_code_lines_outside_fences_are_not_quoted_as_sentences() -> None:
 def test_sentences_sharing_a_query_term_win_over_earlier_unrelated_ones() -> None:
     chunks = ["Reinforcement learning lets robots learn behaviours from experience.",
               "AMCL localises the robot on a known map with a particle filter."]
-    assert extract_answer("What is AMCL?", chunks, max_sentences=1) == [(1, chunks[1])]
+    assert extract_answer("What is AMCL?", chunks) == [(1, chunks[1])]
 
 
 def test_hard_wrapped_lines_are_joined_into_their_sentences() -> None:
@@ -150,12 +150,29 @@ def test_the_embedder_ranks_candidates_by_meaning() -> None:
     def similarity(query: str, texts: list[str]) -> list[float]:
         return [1.0 if "policies" in t else 0.0 for t in texts]
 
-    assert extract_answer("How are behaviours learned?", chunks, max_sentences=1, similarity=similarity)[0][0] == 1
+    assert extract_answer("How are behaviours learned?", chunks, similarity=similarity)[0][0] == 1
 
 
 def test_summarize_quotes_the_opening_sentences() -> None:
     picked = extract_answer("Summarize this page.", [BAKING])
     assert picked[0] == (0, "Bread dough needs flour, water, yeast and salt.")
+
+
+def test_a_summary_skims_every_section_not_only_the_first() -> None:
+    chunks = ["Bread dough needs flour, water, yeast and salt. Weigh them before you start.\n\n"
+              "Knead the dough for ten minutes until smooth. Rest it under a cloth.",
+              "The oven must be hot before baking starts. Put a tray of water in it for steam.",
+              "Store the loaf in a paper bag. A plastic bag makes the crust soft.",
+              "- Flour, water, yeast, salt\n- Knead, rest, bake"]
+    headings = ["Baking › Dough", "Baking › Oven", "Baking › Storing", "Baking › Key points"]
+    answer = render(extract_answer("Summarize this page.", chunks, headings=headings))
+    # Each section's opening, titled, in reading order; then a later paragraph's opening as room allows.
+    assert answer.index("**Dough**: Bread dough needs") < answer.index("Knead the dough") \
+        < answer.index("**Oven**: The oven must be hot") < answer.index("**Storing**: Store the loaf")
+    assert "**Key points**:" in answer and "- Knead, rest, bake" in answer
+    assert "Weigh them" not in answer and "Put a tray" not in answer  # a paragraph's opening, not all of it
+    long = extract_answer("Give me an overview.", chunks, headings=headings, max_words=20)
+    assert [rank for rank, _ in long] == [0, 1], "the first sections' openings, within the words allowed"
 
 
 def test_a_lead_in_without_its_list_is_not_quoted_alone() -> None:
@@ -248,7 +265,7 @@ def test_the_section_whose_heading_names_the_questions_identifier_opens_the_answ
               "Of course, you're welcome to use a virtualenv with such a command. "
               "Also note that for environments that require stability installing deps this way is not reliable.",
               "Use a virtualenv to keep the dependencies of each project apart from the system Python."]
-    picked = extract_answer("What does mkdocs get-deps do?", chunks, max_sentences=1,
+    picked = extract_answer("What does mkdocs get-deps do?", chunks,
                             headings=["New command `mkdocs get-deps`", "Installing"])
     assert picked[0] == (0, "This command guesses the Python dependencies that a site requires in order to build.")
 
@@ -258,7 +275,7 @@ def test_the_blocks_that_follow_the_chosen_step_are_quoted_with_it() -> None:
              "```css\nh1 {\n  color: red;\n}\n```\n\nThen you need to add it to `mkdocs.yml`:\n\n"
              "```yaml\nextra_css:\n  - style.css\n```\n\nAfter these changes the colours show when you serve the site.")
     answer = render(extract_answer("I want red headings. How do I add my own stylesheet on top of the theme?",
-                                  [chunk], max_sentences=2))
+                                  [chunk]))
     assert "color: red;" in answer and "extra_css:\n  - style.css" in answer
 
 

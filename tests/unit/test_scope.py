@@ -135,6 +135,18 @@ def test_selection_answers_and_cites_only_the_selection(agent: Agent) -> None:
     assert "Quoted from your selection" in out["answer"]
 
 
+def test_a_summary_of_a_selection_skims_all_its_sections(agent: Agent) -> None:
+    sections = ["Forward kinematics", "Inverse kinematics", "Jacobians", "Singularities", "Trajectories"]
+    page = "\n\n".join(f"## {name}\n\n{name} is topic number {n} of this note. More detail on {name.lower()} "
+                       f"follows here." for n, name in enumerate(sections, start=1))
+    out = agent.ask("Summarize this page.", "t1", context=page)
+    assert out["status"] == "grounded"
+    for n, name in enumerate(sections, start=1):
+        assert f"**{name}**: {name} is topic number {n} of this note." in out["answer"]
+    assert "More detail" not in out["answer"]
+    assert len(out["citations"]) == len(sections)
+
+
 def test_selection_refuses_an_off_topic_question(agent: Agent) -> None:
     out = agent.ask(BITCOIN_QUESTION, "t1", context=KINEMATICS)
     assert out["status"] == "not_found"

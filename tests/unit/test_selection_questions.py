@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logic import lexical
-from logic.selection import ABOUT_SELECTION_COVERAGE, about_selection, points_at_selection
+from logic.selection import ABOUT_SELECTION_COVERAGE, about_selection, outline_parts, points_at_selection, sums_up
 from logic.types import Chunk
 
 PARTS = ["DDS is the middleware ROS 2 uses for discovery and transport.",
@@ -37,3 +37,20 @@ def test_summarize_and_explain_are_answered_from_the_selection() -> None:
 def test_pointing_at_the_selection_for_what_it_never_says_is_refused() -> None:
     result = judged("How do I switch these DDS vendors to Cyclone with Zenoh bridging?")
     assert result["gate_score"] < result["threshold"]
+
+
+def test_asking_for_the_gist_is_told_from_asking_about_a_topic_in_it() -> None:
+    assert sums_up("Summarize this.") and sums_up("Give me an overview of this page") and sums_up("tldr")
+    assert sums_up("Summarize the advice on this page.")  # "advice" names the kind of text, not a fact in it
+    assert not sums_up("Summarize what this page says about hosting on Read the Docs.")
+    assert not sums_up("Explain the code here") and not sums_up("List the steps described here")
+
+
+def test_a_summary_reads_each_sections_first_part_top_level_sections_first() -> None:
+    paths = [["Intro"], ["Intro"], ["Setup"], ["Setup", "Docker"], ["Setup", "Docker"], ["Setup", "Pip"], ["Usage"]]
+    hits: list[Chunk] = [{"chunk_id": f"selection-{i}", "source": "selection", "source_url": f"selection#part-{i}",
+                          "title": "Your selection", "heading_hierarchy": path, "score": 0.0, "text": f"part {i}"}
+                         for i, path in enumerate(paths, start=1)]
+    assert [c["text"] for c in outline_parts(hits, 4)] == ["part 1", "part 3", "part 4", "part 7"]
+    assert [c["text"] for c in outline_parts(hits, 6)] == ["part 1", "part 2", "part 3", "part 4", "part 6", "part 7"]
+    assert [c["text"] for c in judged("Summarize this page.")["retrieved"]] == PARTS
