@@ -71,9 +71,12 @@ def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
 
 
 def order(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
-          sizes: Mapping[str, int] | None = None) -> list[Chunk]:
-    """Return the best `top_k` chunks, best first, each with its ranking score as `relevance`."""
-    query_terms = list(dict.fromkeys(terms(query)))
+          sizes: Mapping[str, int] | None = None, wanted: list[str] | None = None) -> list[Chunk]:
+    """Return the best `top_k` chunks, best first, each with its ranking score as `relevance`.
+
+    `wanted` are the terms to match when not all of the query's are (a selection's pointer words are not).
+    """
+    query_terms = wanted if wanted is not None else list(dict.fromkeys(terms(query)))
     coverage = [
         lexicon.coverage(query_terms, " ".join([c["title"], *c["heading_hierarchy"], c["text"]])) for c in hits
     ]

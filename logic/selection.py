@@ -119,7 +119,9 @@ def about_selection(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int)
     if sums_up(query):
         chunks = outline_parts(hits, max(top_k, OUTLINE_PARTS))
     else:
-        chunks = ranking.order(query, hits, lexicon, top_k) if asked_terms(query) else hits[:top_k]
+        # Matched on what it asks for: "this", "explain", "code" name the task, and part texts using them are no nearer.
+        wanted = asked_terms(query)
+        chunks = ranking.order(query, hits, lexicon, top_k, wanted=wanted) if wanted else hits[:top_k]
     chunks = [{**c, "relevance": 1.0} for c in chunks]  # all of them are the subject: quote from any
     return {"retrieved": chunks, "top_score": ranking.top_cosine(chunks),
             "gate_score": round(covered_share(query, lexicon), 4), "threshold": ABOUT_SELECTION_COVERAGE}

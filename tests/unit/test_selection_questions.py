@@ -54,3 +54,15 @@ def test_a_summary_reads_each_sections_first_part_top_level_sections_first() -> 
     assert [c["text"] for c in outline_parts(hits, 4)] == ["part 1", "part 3", "part 4", "part 7"]
     assert [c["text"] for c in outline_parts(hits, 6)] == ["part 1", "part 2", "part 3", "part 4", "part 6", "part 7"]
     assert [c["text"] for c in judged("Summarize this page.")["retrieved"]] == PARTS
+
+
+def test_a_question_about_the_selection_ranks_its_parts_by_what_it_asks_not_by_its_pointer_words() -> None:
+    parts = [("This selection explains the code of the DDS middleware layer.", 0.35),
+             ("The action server below counts Fibonacci numbers.\n\n```python\nclass Counter(Node): ...\n```", 0.3)]
+    hits: list[Chunk] = [{"chunk_id": f"selection-{i}", "source": "selection", "source_url": f"selection#part-{i}",
+                          "title": "Your selection", "heading_hierarchy": [f"Example {i}"], "score": score,
+                          "text": text}
+                         for i, (text, score) in enumerate(parts, start=1)]
+    lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
+    ranked = about_selection("Explain the action server code in this selection.", hits, lexicon, 5)["retrieved"]
+    assert ranked[0]["text"].startswith("The action server below")
