@@ -71,19 +71,24 @@ ANSWER_GATE_WEIGHT = 2.65
 ANSWER_STATED_WEIGHT = 0.60
 
 
-def stated(question: str, answer: str) -> float:
-    """Return the share of the question's terms the answer states."""
-    asked = set(terms(question))
-    return len(asked & set(terms(answer))) / len(asked) if asked else 0.0
+def stated(question: str, answer: str, asked: Sequence[str] | None = None) -> float:
+    """Return the share of the question's terms (or of the `asked` ones, when given) the answer states.
+
+    Given `asked` and none of it, nothing was left to state ("Summarize this"): 1.0.
+    """
+    wanted = set(terms(question) if asked is None else asked)
+    if not wanted:
+        return 0.0 if asked is None else 1.0
+    return len(wanted & set(terms(answer))) / len(wanted)
 
 
 def answer_confidence(gate_score: float | None, threshold: float | None, question: str, answer: str,
-                      support: float = 1.0) -> float:
-    """Return how likely a shown answer holds what was asked, in [0, 1]."""
+                      support: float = 1.0, asked: Sequence[str] | None = None) -> float:
+    """Return how likely a shown answer holds what was asked, in [0, 1] (`asked`: see `stated`)."""
     if gate_score is None:
         return 0.0
     x = ANSWER_INTERCEPT + ANSWER_GATE_WEIGHT * (gate_score - (threshold or 0.0)) \
-        + ANSWER_STATED_WEIGHT * stated(question, answer)
+        + ANSWER_STATED_WEIGHT * stated(question, answer, asked)
     return round(_sigmoid(x) * support, 3)
 
 

@@ -32,7 +32,7 @@ from logic.hygiene import cite, clean, neutralize
 from logic.injection import without_instructions
 from logic.not_found import hedge, sections
 from logic.notes import after, before
-from logic.selection import own_headings, sums_up
+from logic.selection import asked_terms, own_headings, sums_up
 from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
 from nodes.message_stream import MessageStream
@@ -238,8 +238,10 @@ def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> 
         return {"citations": [], "grounding": check.report(), "model_used": model_used,
                 "tokens_used": tokens + check.tokens}
     # Judged on the answer as written (what it states of the question), before the notes are added.
-    sure = answer_confidence(state.get("gate_score"), state.get("threshold"), state.get("retrieval_query", ""),
-                             answer, check.support)
+    query = state.get("retrieval_query", "")
+    # About a selection, "summarize", "this page", "the code here" name the task: no answer states them.
+    asked = asked_terms(query) if state.get("selection") else None
+    sure = answer_confidence(state.get("gate_score"), state.get("threshold"), query, answer, check.support, asked)
     if not ctx.uses_model and _read_doubts(state):
         sure = min(sure, DOUBTED)
     source = "your selection" if state.get("selection") else "the documentation"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from logic.confidence import FLAG_BELOW, answer_confidence, confidence, fit
+from logic.confidence import FLAG_BELOW, answer_confidence, confidence, fit, stated
 
 
 def test_confidence_rises_with_the_gate_score_and_stays_a_probability() -> None:
@@ -47,3 +47,13 @@ def test_an_answer_is_as_confident_as_what_it_states_of_the_question() -> None:
     # Weaker retrieval, less confidence for the same words; sentences the sources do not support scale it down.
     assert answer_confidence(0.4, 0.25, question, states) < sure
     assert answer_confidence(0.95, 0.25, question, states, support=0.5) == round(sure / 2, 3)
+
+
+def test_an_answer_about_a_selection_is_judged_on_what_the_question_asks_of_it() -> None:
+    question, answer = "Explain the retry code in this selection.", "Each retry waits twice as long as the last one."
+    # "explain", "code", "selection" name the task: an answer that states "retry" states all that was asked.
+    assert stated(question, answer) < stated(question, answer, asked=["retry"]) == 1.0
+    assert answer_confidence(1.0, 0.75, question, answer, asked=["retry"]) > \
+        answer_confidence(1.0, 0.75, question, answer)
+    # "Summarize this" asks for nothing in particular: no share of it is left unstated.
+    assert stated("Summarize this.", answer, asked=[]) == 1.0 and stated("Summarize this.", answer) == 0.0
