@@ -240,8 +240,8 @@ def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> 
     # Judged on the answer as written (what it states of the question), before the notes are added.
     query = state.get("retrieval_query", "")
     # About a selection, "summarize", "this page", "the code here" name the task: no answer states them.
-    asked = asked_terms(query) if state.get("selection") else None
-    sure = answer_confidence(state.get("gate_score"), state.get("threshold"), query, answer, check.support, asked)
+    wanted = asked_terms(query) if state.get("selection") else None
+    sure = answer_confidence(state.get("gate_score"), state.get("threshold"), query, answer, check.support, wanted)
     if not ctx.uses_model and _read_doubts(state):
         sure = min(sure, DOUBTED)
     source = "your selection" if state.get("selection") else "the documentation"
