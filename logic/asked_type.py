@@ -71,16 +71,22 @@ def asked(question: str) -> str | None:
     return None
 
 
-def _lines(text: str) -> Iterable[tuple[str, bool]]:
-    """Yield each sentence of prose and each line of code, telling which is code."""
+def _lines(text: str) -> Iterable[tuple[str, bool, str]]:
+    """Yield each sentence of prose and each line of code, telling which is code, with the sentence before it.
+
+    The sentence before is the one of the same line (a list item, a paragraph): reference docs state what a
+    setting is in one sentence and its value in the next ("Minimum number of milliseconds to wait before
+    retrying. Default: `500`").
+    """
     fences = Tracker()
     for line in text.splitlines():
         if fences.fence_line(line):
             continue
         if fences.inside:
-            yield line, True
-        else:
-            yield from ((sentence, False) for sentence in _SENTENCE_END.split(line) if sentence.strip())
+            yield line, True, ""
+            continue
+        sentences = [sentence for sentence in _SENTENCE_END.split(line) if sentence.strip()]
+        yield from ((sentence, False, sentences[n - 1] if n else "") for n, sentence in enumerate(sentences))
 
 
 def _numbers(line: str, own: set[str]) -> bool:
@@ -154,7 +160,7 @@ def missing(question: str, sections: Iterable[str]) -> bool:
     own = set(re.findall(r"\d[\d,_.]*", question))
     counted, words = focus(question, kind), set(terms(question))
     for text in sections:
-        for line, code in _lines(_LINK.sub(" ", text)):
+        for line, code, before in _lines(_LINK.sub(" ", text)):
             if kind == VERSION and _released(line, counted, words):
                 return False
             if not _states(kind, line, code, own):
@@ -167,6 +173,7 @@ def missing(question: str, sections: Iterable[str]) -> bool:
                 continue
             # Next to what is counted or dated, or to two of the question's words ("the recommended 60 minutes
             # a day" answers "how much activity a day is recommended"): one word alone may be the product's name.
-            if any(matches(w, lowered) for w in counted) or sum(matches(w, lowered) for w in words) >= 2:
+            near = f"{before} {line}".lower()
+            if any(matches(w, near) for w in counted) or sum(matches(w, near) for w in words) >= 2:
                 return False
     return True

@@ -37,6 +37,14 @@ def test_a_count_is_missing_from_a_list_of_names_and_stated_by_a_sentence_that_c
     assert not missing(question, ["Acme is run by 5 core maintainers."])
 
 
+def test_a_value_stated_in_the_sentence_after_what_it_measures_counts() -> None:
+    question = "How long does the client wait between retry attempts?"
+    item = "- **minTimeout** `number` - Minimum number of milliseconds to wait before retrying. Default: `500`"
+    assert not missing(question, [item])
+    # Only the sentence right before, in the same list item or paragraph: not a line further up.
+    assert missing(question, ["The client can wait before retrying.\n\nThe pool holds up to 10 sockets. Default: `500`"])
+
+
 def test_a_number_next_to_the_product_name_only_is_not_a_count_of_what_is_asked() -> None:
     # Every page names the product: a version or an issue link next to it counts nothing.
     sections = ["Acme 2.4 fixes [a bug](https://github.com/acme/acme/issues/9992) in Acme's parser.",
