@@ -30,6 +30,9 @@ _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
 _ROLE = re.compile(r"\{([a-z][\w:.-]*)\}`(~?)([^`\n]+)`")
 _TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
 # Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
+# A definition list's definition (MyST, Pandoc, Python-Markdown's def_list, kramdown): ": text" under its term.
+_DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
+_NOT_A_TERM = re.compile(r"^(?:\s|[-+*]\s|[#>|:]|\d+[.)]\s|```|~~~)")
 _LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
 # A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
 # 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
@@ -140,6 +143,26 @@ def _outside_code_spans(line: str, change: re.Pattern[str], replacement: str) ->
     return "".join(p if i % 2 else change.sub(replacement, p) for i, p in enumerate(_INLINE_CODE.split(line)))
 
 
+def _defines(out: list[str], text: str, continuing: bool, list_end: int) -> bool:
+    """Write a definition as a list item led by its term ("- **term**: text"); False when no term stands above it.
+
+    The term is the line above, or above one blank line; a further definition of the same term (`continuing`)
+    continues its item. Terms one after another make one list: a blank line back to the item ending at
+    `list_end` (the length `out` had after it) goes.
+    """
+    if continuing:
+        out.append(f"  {text}")
+        return True
+    at = len(out) - 1 - (len(out) > 1 and not out[-1].strip())
+    if at < 0 or not out[at].strip() or _NOT_A_TERM.match(out[at]) or (at > 0 and out[at - 1].strip()):
+        return False
+    term = out[at].strip()
+    term = term[2:-2] if term.startswith("**") and term.endswith("**") and len(term) > 4 else term
+    del out[at - 1 if at - 1 == list_end else at:]
+    out.append(f"- **{term}**: {text}")
+    return True
+
+
 def normalize_markdown(markdown: str) -> str:
     """Return Markdown as its reader sees it; fenced code is kept as written (after quote markers go).
 
@@ -151,6 +174,8 @@ def normalize_markdown(markdown: str) -> str:
     fence: str | None = None
     quoted_fence = False  # a code block inside a block quote: its lines lose the quote marker too
     dedent: int | None = None  # the indentation of an admonition's body, removed while it lasts
+    defining = False  # the last line written belongs to a definition list's item
+    list_end = -1  # len(out) after the last line of a definition list's item
     markdown = _myst_directives(markdown)
     # Comments and `![..](..)` inside fenced code (quoted or indented blocks too) are code.
     text = outside(markdown, lambda part: _IMAGE.sub("", _COMMENT.sub("", part)))
@@ -182,7 +207,15 @@ def normalize_markdown(markdown: str) -> str:
             continue
         if _TAG_LINE.match(line) or _REF_DEFINITION.match(line):
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
+            defining = False
             continue
         line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
-        out.append(_outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1"))
+        line = _outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1")
+        if (definition := _DEFINITION.match(line)) and _defines(out, definition.group(1), defining, list_end):
+            defining, list_end = True, len(out)
+            continue
+        # A definition's indented lines continue it; anything else ends it.
+        defining = defining and line[:1].isspace() and bool(line.strip())
+        out.append(line)
+        list_end = len(out) if defining else list_end
     return "\n".join(out)

@@ -42,7 +42,8 @@ def test_a_value_stated_in_the_sentence_after_what_it_measures_counts() -> None:
     item = "- **minTimeout** `number` - Minimum number of milliseconds to wait before retrying. Default: `500`"
     assert not missing(question, [item])
     # Only the sentence right before, in the same list item or paragraph: not a line further up.
-    assert missing(question, ["The client can wait before retrying.\n\nThe pool holds up to 10 sockets. Default: `500`"])
+    further = "The client can wait before retrying.\n\nThe pool holds up to 10 sockets. Default: `500`"
+    assert missing(question, [further])
 
 
 def test_a_number_next_to_the_product_name_only_is_not_a_count_of_what_is_asked() -> None:

@@ -72,6 +72,21 @@ def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
     assert "{class}`kept`" in bodies[1]
 
 
+def test_a_definition_list_is_quoted_as_items_led_by_their_terms() -> None:
+    text = ("These processors cover the common cases:\n\n{func}`structlog.processors.format_exc_info`\n\n"
+            ": Formats it to a flat string.\n\n**dict_tracebacks**\n: Gives a structured `exception` key.\n"
+            "  It is JSON-serializable.\n: It needs no extra package.\n\nA paragraph after the list.\n\n"
+            "```yaml\nkey\n: not a definition in code\n```\n")
+    found = units(text)
+    assert found[0].kind == "list" and found[0].lead == "These processors cover the common cases:"
+    assert found[0].body.splitlines() == [
+        "- **`structlog.processors.format_exc_info`**: Formats it to a flat string.",
+        "- **dict_tracebacks**: Gives a structured `exception` key.", "  It is JSON-serializable.",
+        "  It needs no extra package."]
+    assert found[1].body == "A paragraph after the list."
+    assert ": not a definition in code" in found[2].body
+
+
 MYST = """Configure it once at start-up.
 
 :::{important}
