@@ -158,6 +158,7 @@ def _defines(out: list[str], text: str, continuing: bool, list_end: int) -> bool
         return False
     term = out[at].strip()
     term = term[2:-2] if term.startswith("**") and term.endswith("**") and len(term) > 4 else term
+    term = term.rstrip(":").rstrip()  # "`filter_by_level`:" above its definition: the item gives the colon
     del out[at - 1 if at - 1 == list_end else at:]
     out.append(f"- **{term}**: {text}")
     return True

@@ -73,7 +73,7 @@ def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
 
 
 def test_a_definition_list_is_quoted_as_items_led_by_their_terms() -> None:
-    text = ("These processors cover the common cases:\n\n{func}`structlog.processors.format_exc_info`\n\n"
+    text = ("These processors cover the common cases:\n\n{func}`structlog.processors.format_exc_info`:\n\n"
             ": Formats it to a flat string.\n\n**dict_tracebacks**\n: Gives a structured `exception` key.\n"
             "  It is JSON-serializable.\n: It needs no extra package.\n\nA paragraph after the list.\n\n"
             "```yaml\nkey\n: not a definition in code\n```\n")
