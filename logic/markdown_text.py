@@ -29,10 +29,11 @@ _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
 # and a leading `~` shows only the name's last part; `title <target>` shows the title.
 _ROLE = re.compile(r"\{([a-z][\w:.-]*)\}`(~?)([^`\n]+)`")
 _TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
-# Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
-# A definition list's definition (MyST, Pandoc, Python-Markdown's def_list, kramdown): ": text" under its term.
+# A definition list's definition (MyST, Pandoc, Python-Markdown's def_list, kramdown): ": text" under its term,
+# which is not a list item, heading, quote, table row or fence.
 _DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
 _NOT_A_TERM = re.compile(r"^(?:\s|[-+*]\s|[#>|:]|\d+[.)]\s|```|~~~)")
+# Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
 _LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
 # A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
 # 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
