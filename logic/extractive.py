@@ -170,7 +170,10 @@ def outline(candidates: list[tuple[int, Unit]], max_words: int, titles: list[str
     opened: set[tuple[int, int]] = set()  # (chunk, section within it) whose first sentence is taken
     seen: set[tuple[int, int]] = set()
     for k, (i, unit) in enumerate(candidates):
-        if unit.kind in ("code", "table") or unit.body.endswith(":") or (i, unit.paragraph) in seen:
+        if unit.kind in ("code", "table") or unit.body.endswith(":"):
+            continue
+        if (i, unit.paragraph) in seen:  # the rest of a paragraph, as room is left, from the top
+            openings.append((3, k) if unit.kind == "sentence" else (4, k))
             continue
         seen.add((i, unit.paragraph))
         if unit.kind != "sentence":  # a list of key points, if room is left
@@ -184,7 +187,8 @@ def outline(candidates: list[tuple[int, Unit]], max_words: int, titles: list[str
     for _, k in sorted(openings):
         if _words(candidates, [*picked, k]) <= max_words:
             picked.append(k)
-    picked.sort()
+    # A selection of code or a table alone: its first block is the gist there is.
+    picked = sorted(picked) or [0]
     if len({titles[candidates[k][0]] for k in picked}) < 2:
         return [(candidates[k][0], _quote(candidates[k][1])) for k in picked]
     out, shown = [], {""}

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from logic import ranking
-from logic.chunking import chunk_markdown
+from logic.chunking import Passage, chunk_markdown
 from logic.lexical import Lexicon, terms
 from logic.types import Chunk
 
@@ -27,23 +27,28 @@ def cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
 
 
-def selection_chunks(text: str, embeddings: Embeddings, query_vector: list[float]) -> list[Chunk]:
-    """Split the selection as ingest splits a page and score each part against the query."""
+def selection_chunks(text: str, embeddings: Embeddings, query_vector: list[float], scored: bool = True) -> list[Chunk]:
+    """Split the selection as ingest splits a page and score each part against the query (0 when not `scored`)."""
     parts = chunk_markdown(text, SOURCE, CHUNK_TOKENS)
+    if not scored:  # "Summarize this" reads each section's first part whatever its score: nothing to embed
+        return [_part(n, part, 0.0) for n, part in enumerate(parts, start=1)]
     # Embedded as documents, like indexed chunks, so scores are comparable with the index's gate.
     vectors = embeddings.embed_documents([f"{TITLE}\n\n{p.body}" for p in parts]) if parts else []
-    return [
-        {
-            "chunk_id": f"{SOURCE}-{n}",
-            "source": SOURCE,
-            "source_url": f"{SOURCE}#part-{n}",
-            "title": TITLE,
-            "heading_hierarchy": part.heading_hierarchy or [f"Part {n}"],
-            "score": round(cosine(query_vector, vector), 4),
-            "text": part.body,
-        }
-        for n, (part, vector) in enumerate(zip(parts, vectors, strict=True), start=1)
-    ]
+    return [_part(n, part, cosine(query_vector, vector))
+            for n, (part, vector) in enumerate(zip(parts, vectors, strict=True), start=1)]
+
+
+def _part(n: int, part: Passage, score: float) -> Chunk:
+    """Return the selection's n-th part as a retrieved chunk."""
+    return {
+        "chunk_id": f"{SOURCE}-{n}",
+        "source": SOURCE,
+        "source_url": f"{SOURCE}#part-{n}",
+        "title": TITLE,
+        "heading_hierarchy": part.heading_hierarchy or [f"Part {n}"],
+        "score": round(score, 4),
+        "text": part.body,
+    }
 
 
 def own_headings(chunk: Chunk) -> list[str]:

@@ -22,7 +22,7 @@ from logic.hygiene import shown_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.ranking import clears
-from logic.selection import about_selection, selection_chunks
+from logic.selection import about_selection, selection_chunks, sums_up
 from logic.spelling import corrected
 from logic.types import Chunk, Reading
 from logic.validation import clean_question
@@ -169,7 +169,7 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
     timeout = call_timeout(ctx, COHERE_RETRIES + 1)  # out of time: no further network call
     vector = _embedded(name, lambda: embed_query(embeddings, query, timeout))
     if selection:
-        hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector))
+        hits = _embedded(name, lambda: selection_chunks(selection, embeddings, vector, scored=not sums_up(query)))
         lexicon = lexical.build(" ".join([*c["heading_hierarchy"], c["text"]]) for c in hits)
         return about_selection(query, hits, lexicon, ctx.top_k)
     off_topic = _off_topic(name, vector, previous)

@@ -170,9 +170,15 @@ def test_a_summary_skims_every_section_not_only_the_first() -> None:
     assert answer.index("**Dough**: Bread dough needs") < answer.index("Knead the dough") \
         < answer.index("**Oven**: The oven must be hot") < answer.index("**Storing**: Store the loaf")
     assert "**Key points**:" in answer and "- Knead, rest, bake" in answer
-    assert "Weigh them" not in answer and "Put a tray" not in answer  # a paragraph's opening, not all of it
-    long = extract_answer("Give me an overview.", chunks, headings=headings, max_words=20)
-    assert [rank for rank, _ in long] == [0, 1], "the first sections' openings, within the words allowed"
+    # What room is left goes to the rest of each paragraph, from the top.
+    assert answer.index("Bread dough needs") < answer.index("Weigh them") < answer.index("**Oven**")
+    short = extract_answer("Give me an overview.", chunks, headings=headings, max_words=25)
+    assert [text.split(":")[0] for _, text in short] == ["**Dough**", "**Oven**", "**Storing**"], \
+        "sections' openings before a paragraph's, within the words allowed"
+    assert [rank for rank, _ in extract_answer("Summarize this.", chunks, headings=headings, max_words=20)] == [0, 1]
+    # Code alone: its first block is the gist there is.
+    code = "```python\nprint('hi')\n```"
+    assert extract_answer("Summarize this.", [code]) == [(0, f"\n{code}\n")]
 
 
 def test_a_lead_in_without_its_list_is_not_quoted_alone() -> None:
