@@ -45,16 +45,22 @@ def _part(n: int, part: Passage, score: float) -> Chunk:
         "source": SOURCE,
         "source_url": f"{SOURCE}#part-{n}",
         "title": TITLE,
-        "heading_hierarchy": part.heading_hierarchy or [f"Part {n}"],
+        "heading_hierarchy": part.heading_hierarchy or _untitled(n),
         "score": round(score, 4),
         "text": part.body,
     }
 
 
+def _untitled(n: int) -> list[str]:
+    """Return the heading path shown for the selection's n-th part when no heading stands above it."""
+    return [f"Part {n}"]
+
+
 def own_headings(chunk: Chunk) -> list[str]:
     """Return a chunk's heading path as its text has it: none for a selection part without a heading."""
     path = chunk["heading_hierarchy"]
-    return [] if chunk["source"] == SOURCE and path == [f"Part {chunk['chunk_id'].rsplit('-', 1)[-1]}"] else path
+    untitled = chunk["source"] == SOURCE and path == _untitled(int(chunk["chunk_id"].rsplit("-", 1)[-1]))
+    return [] if untitled else path
 
 
 # A question about the selection is answered when the selection holds this share (IDF-weighted) of what it
@@ -63,31 +69,31 @@ def own_headings(chunk: Chunk) -> list[str]:
 ABOUT_SELECTION_COVERAGE = 0.75
 # Words that point at the selection itself rather than at a topic ("summarize this page", "the code here").
 _POINTERS = frozenset("this these here above below selection selected page text passage snippet excerpt".split())
-# Words that name the task or the kind of content asked for; they are not facts the selection must contain.
-_TASK_WORDS = frozenset(
-    "summarize summarise summary tldr gist recap explain describe described list listed tell say says said mean means "
-    "main point key idea ideas overview stated state states mention mentioned cover covered compare "
-    "comparison compared code snippet table section part page text passage selection example step steps "
-    "what language written write line lines advice tip tips recommendation recommendations guidance "
-    "guideline guidelines suggestion suggestions".split())
-
-
 # Words asking for the gist of a text rather than a fact in it.
 _GIST = frozenset("summarize summarise summary tldr overview gist recap".split())
+# Words that name the task or the kind of content asked for; they are not facts the selection must contain.
+_TASK_WORDS = _GIST | frozenset(
+    "explain describe described list listed tell say says said mean means main point key idea ideas stated state "
+    "states mention mentioned cover covered compare comparison compared code snippet table section part page text "
+    "passage selection example step steps what language written write line lines advice tip tips recommendation "
+    "recommendations guidance guideline guidelines suggestion suggestions".split())
 # A summary quotes the opening sentences of this many parts of the selection (its sections' first parts).
 OUTLINE_PARTS = 8
 
 
+def _words(question: str) -> set[str]:
+    """Return a question's lowercase words."""
+    return set(re.findall(r"[a-z]+", question.lower()))
+
+
 def points_at_selection(question: str) -> bool:
     """Tell whether a question is about the selection itself: it points at it ("this", "here") or asks to sum it up."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
-    return bool(words & _POINTERS) or bool(words & _GIST)
+    return bool(_words(question) & (_POINTERS | _GIST))
 
 
 def sums_up(question: str) -> bool:
     """Tell whether a question asks for the gist of the whole selection ("Summarize this page", "an overview")."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
-    return bool(words & _GIST) and not asked_terms(question)
+    return bool(_words(question) & _GIST) and not asked_terms(question)
 
 
 def outline_parts(hits: list[Chunk], limit: int) -> list[Chunk]:
