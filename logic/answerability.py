@@ -147,7 +147,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     - names_missing: share of the names the question asks about (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere. Names in the
       sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`).
-    - unknown: IDF-weighted share of the question's terms the index never uses at all.
+    - unknown: IDF-weighted share of the question's terms that the index never uses, counting only the asked
+      part's: "my record shop" in the story before the question is the user's, not something the docs lack.
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
     - type_missing: 1 when the question asks for an amount, a time, a price or a version and no line of the best
@@ -170,9 +171,12 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
     named = names(asked_part(query))
     missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
+    # The story's words stay in the total: a long story never makes the asked words weigh more.
+    asked_terms = set(terms(asked_part(query))) | set(acronyms)
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
-    unknown = sum(w for t, w in weights.items() if lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
+    unknown = sum(w for t, w in weights.items()
+                  if t in asked_terms and lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
     # Title and headings on lines of their own: "pyrefly Type checker" joined is no release named "Type".
     type_missing = asked_type.missing(query, ["\n".join([c["title"], *c["heading_hierarchy"], c["text"]]) for c in top])

@@ -181,3 +181,18 @@ def test_names_from_the_users_own_situation_are_not_asked_about() -> None:
     assert features(chatty, hits, lex)["names_missing"] == 0.0
     # Named in the question itself, the name still has to be in the docs.
     assert features(asked, hits, lex)["names_missing"] == 1.0
+
+
+def test_words_the_docs_never_use_count_only_where_the_question_asks() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["hash map entry api", "counter insert value", "vectors and strings"])
+    hits = [chunk("h.md", 0.6, "Use the entry API to insert a value only if the key has none: a counter.")]
+    story = "I keep a hash map from album title to copies sold at my record shop. How do I insert a counter value?"
+    asked = "How do I insert a counter value for an album at my record shop?"
+    assert features(story, hits, lex)["unknown"] == 0.0
+    # The same words in what is asked are something the docs would have to cover.
+    assert features(asked, hits, lex)["unknown"] > 0.3
+    # Their weight still dilutes the share: a story's words never make the asked ones weigh more.
+    told = "My record shop sells albums. How do I insert a lunar counter?"
+    assert 0 < features(told, hits, lex)["unknown"] < features("How do I insert a lunar counter?", hits, lex)["unknown"]
