@@ -199,3 +199,16 @@ def units(markdown: str) -> list[Unit]:
             paragraph += 1  # a block nothing introduces is a passage of its own
         out.append(Unit(kind, lead, _bounded(kind, lines, group != "cut"), len(out), paragraph, section))
     return out
+
+
+def ends_on_lead_in(markdown: str) -> bool:
+    """Tell whether a chunk ends on a sentence introducing a block ("…is configured using X and Y:") cut from it."""
+    found = units(markdown)
+    return bool(found) and found[-1].kind == "sentence" and found[-1].body.endswith(":") \
+        and markdown.rstrip().endswith(":")
+
+
+def opening_block(markdown: str) -> str:
+    """Return the list, table or code block a chunk opens with, as written; '' when prose or a heading comes first."""
+    groups = [(group, lines) for group, lines in _group(markdown.strip("\n").splitlines()) if lines]
+    return "\n".join(groups[0][1]) if groups and groups[0][0] != "prose" else ""

@@ -21,10 +21,12 @@ from logic.heuristics import chitchat_reply
 from logic.hygiene import shown_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
+from logic.passages import ends_on_lead_in, opening_block
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks, sums_up
 from logic.spelling import corrected
 from logic.types import Chunk, Reading
+from logic.unicode_text import normalize_text
 from logic.validation import clean_question
 from tools import filters, lexicon_store, manifest, search
 from tools.embedded_index import passage_vectors
@@ -162,6 +164,19 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
                         else None)
 
 
+def _continued(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
+    """Give a chunk that ends on a lead-in ("…is configured using X and Y:") the block it introduces.
+
+    Chunking cut the page between the two, so the lead-in alone answers nothing and the answerer passed over
+    it; the block opens the page's next chunk.
+    """
+    cut = [c["chunk_id"] for c in chunks if ends_on_lead_in(c["text"])]
+    after = search.following(get_settings().data_dir, ctx.collection, cut) if cut else {}
+    blocks = {i: opening_block(normalize_text(text)) for i, text in after.items()}
+    return [{**c, "text": f"{c['text'].rstrip()}\n\n{blocks[c['chunk_id']]}"} if blocks.get(c["chunk_id"]) else c
+            for c in chunks]
+
+
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
            threshold: float, mode: str, previous: list[str]) -> dict[str, Any]:
     """Embed and search: the selection in context mode, else the (filtered) index."""
@@ -175,6 +190,8 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
     off_topic = _off_topic(name, vector, previous)
     readings: list[Reading] = []
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic, threshold, readings)
+    if clears(confidence, threshold):  # only an answer quotes them
+        chunks = _continued(ctx, chunks)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence,
                               "readings": readings}
     if scope is not None and not clears(confidence, threshold):

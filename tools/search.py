@@ -81,3 +81,14 @@ def stored_chunks(data_dir: str | Path, collection: str, ids: list[str]) -> dict
     snap = snapshot(data_dir, collection, vectorstore.DENSE)
     docs = {i: snap.find(i) for i in wanted}
     return {i: dict(doc.metadata) for i, doc in docs.items() if doc is not None}
+
+
+def following(data_dir: str | Path, collection: str, ids: list[str]) -> dict[str, str]:
+    """Return the text of the chunk after each of these chunks on its page, where the index holds one."""
+    if not ids:
+        return {}
+    if get_settings().qdrant_url:
+        return qdrant_search.following(vectorstore.open_client(data_dir), collection, ids)
+    snap = snapshot(data_dir, collection, vectorstore.DENSE)
+    found = {i: snap.following(i) for i in ids}
+    return {i: str(doc.metadata.get("text", "")) for i, doc in found.items() if doc is not None}

@@ -90,7 +90,11 @@ def _ends_mid_sentence(answer: str) -> bool:
     text = _MARKS.sub("", _NOTE.sub("", answer.rstrip()))
     if not text or text.rstrip().endswith("```"):
         return False
-    last = text.strip().rsplit("\n", 1)[-1].strip()
+    lines = text.strip().splitlines()
+    # An indented line goes on the list item above it ("- When you want\n  to use a value"): the item is the line.
+    while len(lines) > 1 and lines[-1][:1].isspace() and lines[-1].strip():
+        lines.pop()
+    last = lines[-1].strip()
     if not last or re.match(r"([-*+>#|]|\d+[.)])\s?", last):  # a list item, quote, heading, table row
         return False
     if "/" in last.split()[-1]:  # a sentence may end on a bare URL or path

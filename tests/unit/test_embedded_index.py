@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from qdrant_client import QdrantClient
 
 from graph.context import Context
@@ -177,3 +178,59 @@ def test_the_sampled_keyword_ranking_finds_exactly_the_best_scores() -> None:
         positive = np.sort(scores[scores > 0])[::-1][:30]
         assert len(best) == len(positive) and np.all(scores[best] > 0)  # never a row that matched no term
         assert scores[best].tolist() == positive.tolist()  # the same scores, best first (ties share a value)
+
+
+LEAD_IN_PAGE = """# Configuration
+
+## Checking the configuration
+
+The logger is configured once, when the application starts, by calling `configure` with the processors, the
+logger factory and the wrapper class that every bound logger will use from then on. Libraries that log
+through it should never call `configure` themselves, since the application owns the configuration and a
+library that configures it would overwrite the choices made by the application that imports it. Calling
+`configure` again later replaces only the settings it is given and keeps the others, which makes it safe to
+adjust one setting in tests. Resetting everything to the defaults is done with `reset_defaults`, which is
+handy between tests that each configure the logger differently.
+
+A library can find out whether the application configured the logger, and how, with `is_configured` and `get_config`:
+
+```python
+>>> is_configured()
+False
+>>> get_config()["logger_factory"]
+<class 'LoggerFactory'>
+```
+
+Both are cheap to call.
+"""
+
+
+@pytest.fixture
+def lead_in_index(tmp_path: Path) -> str:
+    """Index one page that chunking cuts between a lead-in sentence and the code block it introduces."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "config.md").write_text(LEAD_IN_PAGE)
+    ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    return str(tmp_path / "data")
+
+
+def test_the_chunk_after_a_lead_in_comes_from_the_snapshot_and_from_qdrant(lead_in_index: str) -> None:
+    snap = embedded_index.current(lead_in_index, "docs")
+    assert snap is not None and snap.rows == 2
+    first, last = (str(snap.document(r).metadata["chunk_id"]) for r in range(2))
+    assert snap.document(0).metadata["text"].rstrip().endswith("`get_config`:")
+    embedded = search.following(lead_in_index, "docs", [first, last])
+    assert list(embedded) == [first] and embedded[first].startswith("```python\n>>> is_configured()")
+    assert qdrant_search.following(qdrant_copy(lead_in_index), "docs", [first, last]) == embedded
+
+
+def test_an_answer_quotes_a_lead_in_with_the_block_the_next_chunk_opens_with(
+        lead_in_index: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", lead_in_index)
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
+        out = agent.ask("How can a library find out whether the application configured the logger?")
+    assert out["status"] == "grounded"
+    assert "with `is_configured` and `get_config`:" in out["answer"]
+    assert ">>> is_configured()\nFalse" in out["answer"]  # the block, not the lead-in alone
+    assert [c["source"] for c in out["citations"]][:1] == ["config.md"]

@@ -309,6 +309,8 @@ def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
     "Pass ``a`b`` as the value. [1]",
     "Use `uv self update`. [1]",
     "The list [1]:\n- one\n- two",
+    "Use them in these situations [1]:\n\n- When the size is unknown, and you want\n  to use the value\n"
+    "- When you want\n  to own a value of a trait rather than a type",
     "See https://docs.example.com/guide",
     "Print it [1]:\n\n```python\nprint(f\"{rate:.1%}\", \"(\")\n```\n\n_(Quoted from the documentation; no language "
     "model is configured.)_",
