@@ -25,6 +25,8 @@ class Chunk(TypedDict):
     text: str
     # The re-ranking score (cosine plus lexical and page evidence) that ordered the chunks.
     relevance: NotRequired[float]
+    # Its place on its page (0 first): where the page goes on after it. Absent from a selection's parts.
+    chunk_index: NotRequired[int]
 
 
 class Reading(TypedDict):

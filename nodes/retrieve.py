@@ -51,6 +51,8 @@ def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
         "score": round(score, 4),
         "text": str(metadata.get("text", "")),
     }
+    if isinstance(metadata.get("chunk_index"), int):
+        chunk["chunk_index"] = metadata["chunk_index"]
     return shown_chunk(chunk)
 
 
@@ -170,10 +172,13 @@ def _continued(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
     Chunking cut the page between the two, so the lead-in alone answers nothing and the answerer passed over
     it; the block opens the page's next chunk.
     """
-    cut = [c["chunk_id"] for c in chunks if ends_on_lead_in(c["text"])]
+    def place(chunk: Chunk) -> tuple[str, int]:
+        return chunk["source"], chunk.get("chunk_index", -1)
+
+    cut = [place(c) for c in chunks if "chunk_index" in c and ends_on_lead_in(c["text"])]
     after = search.following(get_settings().data_dir, ctx.collection, cut) if cut else {}
-    blocks = {i: opening_block(normalize_text(text)) for i, text in after.items()}
-    return [{**c, "text": f"{c['text'].rstrip()}\n\n{blocks[c['chunk_id']]}"} if blocks.get(c["chunk_id"]) else c
+    blocks = {key: opening_block(normalize_text(text)) for key, text in after.items()}
+    return [{**c, "text": f"{c['text'].rstrip()}\n\n{blocks[place(c)]}"} if blocks.get(place(c)) else c
             for c in chunks]
 
 

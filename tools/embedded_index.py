@@ -75,34 +75,23 @@ class Snapshot:
 
     def find(self, point_id: str) -> Document | None:
         """Return the stored chunk with this point id (a UUID), or None when the index has no such chunk."""
-        row = self.row(point_id)
-        return None if row is None else self.document(row)
-
-    def row(self, point_id: str) -> int | None:
-        """Return the row of the chunk with this point id (a UUID), or None when the index has no such chunk."""
         if self._payloads is None or not re.fullmatch(r"[0-9a-f-]{36}", point_id):
             return None
         at = self._payloads.find(b'{"id": "' + point_id.encode() + b'", ')  # each payload line starts so
         if at < 0:
             return None
         row = int(np.searchsorted(self.offsets, at, side="right")) - 1
-        return row if 0 <= row < self.rows and int(self.offsets[row]) == at else None
-
-    def following(self, point_id: str) -> Document | None:
-        """Return the chunk after this one on its page (None: the page's last chunk, or no such chunk)."""
-        row = self.row(point_id)
-        if row is None:
+        if row < 0 or row >= self.rows or int(self.offsets[row]) != at:
             return None
-        here = self.document(row).metadata
-        source, index = here.get("source"), int(here.get("chunk_index", -1)) + 1
+        return self.document(row)
 
-        def is_next(doc: Document) -> bool:
-            return doc.metadata.get("source") == source and doc.metadata.get("chunk_index") == index
-
-        # Ingest writes a page's chunks in order, so the next row is nearly always it; else the page's rows.
-        if row + 1 < self.rows and is_next(after := self.document(row + 1)):
-            return after
-        return next((doc for r in self.rows_of([str(source)]).tolist() if is_next(doc := self.document(r))), None)
+    def chunk(self, source: str, index: int) -> Document | None:
+        """Return a page's chunk by its place on the page (None: the page has no such chunk)."""
+        rows = self.rows_of([source]).tolist()
+        # Ingest writes a page's chunks in order, so its index-th row is nearly always the one; else look at each.
+        guess = [rows[index]] if 0 <= index < len(rows) else []
+        return next((doc for r in [*guess, *rows] if (doc := self.document(r)).metadata.get("chunk_index") == index),
+                    None)
 
     def allowed(self, sources: list[str] | None, headings: list[str] | None) -> np.ndarray[Any, Any] | None:
         """Return which rows a filter admits as a mask (None: every row)."""

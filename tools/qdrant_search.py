@@ -68,22 +68,20 @@ def _document(point: models.ScoredPoint) -> Document:
     return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
 
 
-def following(client: QdrantClient, collection: str, ids: list[str]) -> dict[str, str]:
-    """Return the text of the chunk after each of these chunks on its page, where the collection holds one."""
+def following(client: QdrantClient, collection: str,
+              chunks: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Return the text of the chunk after each (page, place on the page), where the collection holds one."""
     from qdrant_client import models
 
+    found: dict[tuple[str, int], str] = {}
     try:
-        here = client.retrieve(collection, ids=ids, with_payload=True)
-        found: dict[str, str] = {}
-        for point in here:
-            metadata = (point.payload or {}).get("metadata") or {}
-            source, index = str(metadata.get("source")), int(metadata.get("chunk_index", -1)) + 1
+        for source, index in chunks:
             match: list[models.Condition] = [
                 models.FieldCondition(key="metadata.source", match=models.MatchValue(value=source)),
-                models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index))]
+                models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index + 1))]
             after, _ = client.scroll(collection, scroll_filter=models.Filter(must=match), limit=1, with_payload=True)
             if after:
-                found[str(point.id)] = str(((after[0].payload or {}).get("metadata") or {}).get("text", ""))
-        return found
+                found[(source, index)] = str(((after[0].payload or {}).get("metadata") or {}).get("text", ""))
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
+    return found

@@ -83,12 +83,12 @@ def stored_chunks(data_dir: str | Path, collection: str, ids: list[str]) -> dict
     return {i: dict(doc.metadata) for i, doc in docs.items() if doc is not None}
 
 
-def following(data_dir: str | Path, collection: str, ids: list[str]) -> dict[str, str]:
-    """Return the text of the chunk after each of these chunks on its page, where the index holds one."""
-    if not ids:
+def following(data_dir: str | Path, collection: str, chunks: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Return the text of the chunk after each (page, place on the page), where the index holds one."""
+    if not chunks:
         return {}
     if get_settings().qdrant_url:
-        return qdrant_search.following(vectorstore.open_client(data_dir), collection, ids)
+        return qdrant_search.following(vectorstore.open_client(data_dir), collection, chunks)
     snap = snapshot(data_dir, collection, vectorstore.DENSE)
-    found = {i: snap.following(i) for i in ids}
-    return {i: str(doc.metadata.get("text", "")) for i, doc in found.items() if doc is not None}
+    found = {(source, index): snap.chunk(source, index + 1) for source, index in chunks}
+    return {key: str(doc.metadata.get("text", "")) for key, doc in found.items() if doc is not None}

@@ -218,11 +218,12 @@ def lead_in_index(tmp_path: Path) -> str:
 def test_the_chunk_after_a_lead_in_comes_from_the_snapshot_and_from_qdrant(lead_in_index: str) -> None:
     snap = embedded_index.current(lead_in_index, "docs")
     assert snap is not None and snap.rows == 2
-    first, last = (str(snap.document(r).metadata["chunk_id"]) for r in range(2))
     assert snap.document(0).metadata["text"].rstrip().endswith("`get_config`:")
-    embedded = search.following(lead_in_index, "docs", [first, last])
-    assert list(embedded) == [first] and embedded[first].startswith("```python\n>>> is_configured()")
-    assert qdrant_search.following(qdrant_copy(lead_in_index), "docs", [first, last]) == embedded
+    embedded = search.following(lead_in_index, "docs", [("config.md", 0), ("config.md", 1), ("other.md", 0)])
+    assert list(embedded) == [("config.md", 0)]
+    assert embedded[("config.md", 0)].startswith("```python\n>>> is_configured()")
+    assert qdrant_search.following(qdrant_copy(lead_in_index), "docs", [("config.md", 0), ("config.md", 1)]) \
+        == embedded
 
 
 def test_an_answer_quotes_a_lead_in_with_the_block_the_next_chunk_opens_with(
