@@ -25,3 +25,28 @@ Bake the loaf in a hot oven at two hundred and twenty degrees for forty minutes.
 """
 
 CORPUS = {"isaac-sim.md": ISAAC_SIM_MD, "baking.md": BAKING_MD}
+
+# A page that chunking (200 tokens) cuts between a lead-in sentence and the code block it introduces.
+LEAD_IN_PAGE = """# Configuration
+
+## Checking the configuration
+
+The logger is configured once, when the application starts, by calling `configure` with the processors, the
+logger factory and the wrapper class that every bound logger will use from then on. Libraries that log
+through it should never call `configure` themselves, since the application owns the configuration and a
+library that configures it would overwrite the choices made by the application that imports it. Calling
+`configure` again later replaces only the settings it is given and keeps the others, which makes it safe to
+adjust one setting in tests. Resetting everything to the defaults is done with `reset_defaults`, which is
+handy between tests that each configure the logger differently.
+
+A library can find out whether the application configured the logger, and how, with `is_configured` and `get_config`:
+
+```python
+>>> is_configured()
+False
+>>> get_config()["logger_factory"]
+<class 'LoggerFactory'>
+```
+
+Both are cheap to call.
+"""

@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
 from rag_agent.service import Agent
+from tests.tiny_corpus import LEAD_IN_PAGE
 from tools import embedded_index, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import ingest_folder
@@ -61,6 +62,13 @@ class StubQdrant(BaseHTTPRequestHandler):
         if self.failing:
             self._send(500, {"status": {"error": "Service internal error: stub failure"}, "time": 0.0})
             return
+        if self.path.endswith("/points/scroll"):  # a filtered read: the stored points matching every condition
+            wanted = [(c["key"].split(".")[-1], c["match"]["value"]) for c in body["filter"]["must"]]
+            hits = [{"id": p["id"], "payload": p["payload"]} for p in self.points
+                    if all(p["payload"]["metadata"].get(key) == value for key, value in wanted)]
+            self._send(200, {"result": {"points": hits[: body.get("limit", 10)], "next_page_offset": None},
+                             "status": "ok", "time": 0.0})
+            return
         query = body["query"]["nearest"] if isinstance(body["query"], dict) else body["query"]
         scored = sorted(({"id": p["id"], "version": 0, "score": sum(a * b for a, b in zip(query, p["vector"],
                                                                                             strict=True)),
@@ -71,11 +79,12 @@ class StubQdrant(BaseHTTPRequestHandler):
         """Keep test output quiet."""
 
 
-@pytest.fixture
-def qdrant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[StubQdrant]]:
+@pytest.fixture(params=[PAGE])
+def qdrant(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+           ) -> Iterator[type[StubQdrant]]:
     """Index a page locally, then serve its points from a stub Qdrant server that QDRANT_URL points at."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "isaac.md").write_text(PAGE)
+    (tmp_path / "docs" / "isaac.md").write_text(request.param)
     ingest_folder(tmp_path / "docs", data_dir=tmp_path, collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False, retrieval="dense")  # the stub scores dense queries only
     snap = embedded_index.current(tmp_path, "docs")
@@ -109,3 +118,15 @@ def test_vector_store_failing_mid_turn_is_reported_and_the_next_turn_works(
     messages = agent.graph.get_state({"configurable": {"thread_id": "q1"}}).values["messages"]
     assert [(m.type, m.content) for m in messages if m.type == "human"] == [("human", "What is Isaac Sim?")] * 2
     assert [m.type for m in messages] == ["human", "ai", "human", "ai"]
+
+
+@pytest.mark.parametrize("qdrant", [LEAD_IN_PAGE], indirect=True)
+def test_a_lead_in_gets_its_block_from_the_servers_next_chunk(
+        qdrant: type[StubQdrant], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path))
+    qdrant.failing = False
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
+        out = agent.ask("How can a library find out whether the application configured the logger?")
+    assert out["status"] == "grounded"
+    assert "with `is_configured` and `get_config`:" in out["answer"] and ">>> is_configured()" in out["answer"]
+    assert any(r.endswith("/points/scroll") for r in qdrant.requests)  # read from the server, not the local copy

@@ -18,6 +18,7 @@ from graph.context import Context
 from logic.errors import IndexMissingError, RetrievalError
 from logic.filters import Scope
 from rag_agent.service import Agent
+from tests.tiny_corpus import LEAD_IN_PAGE
 from tools import embedded_index, manifest, qdrant_search, search, sparse, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.index_store import Points
@@ -180,29 +181,6 @@ def test_the_sampled_keyword_ranking_finds_exactly_the_best_scores() -> None:
         assert scores[best].tolist() == positive.tolist()  # the same scores, best first (ties share a value)
 
 
-LEAD_IN_PAGE = """# Configuration
-
-## Checking the configuration
-
-The logger is configured once, when the application starts, by calling `configure` with the processors, the
-logger factory and the wrapper class that every bound logger will use from then on. Libraries that log
-through it should never call `configure` themselves, since the application owns the configuration and a
-library that configures it would overwrite the choices made by the application that imports it. Calling
-`configure` again later replaces only the settings it is given and keeps the others, which makes it safe to
-adjust one setting in tests. Resetting everything to the defaults is done with `reset_defaults`, which is
-handy between tests that each configure the logger differently.
-
-A library can find out whether the application configured the logger, and how, with `is_configured` and `get_config`:
-
-```python
->>> is_configured()
-False
->>> get_config()["logger_factory"]
-<class 'LoggerFactory'>
-```
-
-Both are cheap to call.
-"""
 
 
 @pytest.fixture
