@@ -201,11 +201,12 @@ def units(markdown: str) -> list[Unit]:
     return out
 
 
-def ends_on_lead_in(markdown: str) -> bool:
-    """Tell whether a chunk ends on a sentence introducing a block ("…is configured using X and Y:") cut from it."""
+def closing_lead_in(markdown: str) -> str:
+    """Return the sentence a chunk ends on when it introduces a block cut from it ("…using X and Y:"), else ''."""
     found = units(markdown)
-    return bool(found) and found[-1].kind == "sentence" and found[-1].body.endswith(":") \
-        and markdown.rstrip().endswith(":")
+    last = found[-1] if found else None
+    return last.body if last and last.kind == "sentence" and last.body.endswith(":") \
+        and markdown.rstrip().endswith(":") else ""
 
 
 def opening_block(markdown: str) -> str:

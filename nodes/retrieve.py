@@ -21,7 +21,7 @@ from logic.heuristics import chitchat_reply
 from logic.hygiene import shown_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
-from logic.passages import ends_on_lead_in, opening_block
+from logic.passages import closing_lead_in, opening_block
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks, sums_up
 from logic.spelling import corrected
@@ -166,20 +166,30 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
                         else None)
 
 
-def _continued(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
-    """Give a chunk that ends on a lead-in ("…is configured using X and Y:") the block it introduces.
+def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
+    """Join a lead-in ("…is configured using X and Y:") and the block it introduces where chunking parted them.
 
-    Chunking cut the page between the two, so the lead-in alone answers nothing and the answerer passed over
-    it; the block opens the page's next chunk.
+    A chunk ending on a lead-in is given the list, table or code block that opens the page's next chunk; a chunk
+    opening with a block is given the lead-in that ends the previous one. Apart, the lead-in answers nothing
+    and the answerer passes over it, and the block is quoted without what it shows.
     """
-    def place(chunk: Chunk) -> tuple[str, int]:
-        return chunk["source"], chunk.get("chunk_index", -1)
-
-    cut = [place(c) for c in chunks if "chunk_index" in c and ends_on_lead_in(c["text"])]
-    after = search.following(get_settings().data_dir, ctx.collection, cut) if cut else {}
-    blocks = {key: opening_block(normalize_text(text)) for key, text in after.items()}
-    return [{**c, "text": f"{c['text'].rstrip()}\n\n{blocks[place(c)]}"} if blocks.get(place(c)) else c
-            for c in chunks]
+    ahead = {(c["source"], c["chunk_index"] + 1) for c in chunks if "chunk_index" in c and closing_lead_in(c["text"])}
+    behind = {(c["source"], c["chunk_index"] - 1) for c in chunks
+              if c.get("chunk_index", 0) > 0 and opening_block(c["text"])}
+    if not ahead and not behind:
+        return chunks
+    texts = {place: normalize_text(text) for place, text in
+             search.chunk_texts(get_settings().data_dir, ctx.collection, sorted(ahead | behind)).items()}
+    joined = []
+    for chunk in chunks:
+        text, page, index = chunk["text"], chunk["source"], chunk.get("chunk_index", -2)
+        block = opening_block(texts.get((page, index + 1), "")) if closing_lead_in(text) else ""
+        lead = closing_lead_in(texts.get((page, index - 1), "")) if index > 0 and opening_block(text) else ""
+        text = f"{lead}\n\n{text.lstrip()}" if lead else text
+        whole = chunk.copy()
+        whole["text"] = f"{text.rstrip()}\n\n{block}" if block else text
+        joined.append(whole)
+    return joined
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,
@@ -196,7 +206,7 @@ def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | N
     readings: list[Reading] = []
     chunks, confidence = _search(ctx, embeddings, vector, query, mode, scope, off_topic, threshold, readings)
     if clears(confidence, threshold):  # only an answer quotes them
-        chunks = _continued(ctx, chunks)
+        chunks = _rejoined(ctx, chunks)
     result: dict[str, Any] = {"retrieved": chunks, "top_score": ranking.top_cosine(chunks), "gate_score": confidence,
                               "readings": readings}
     if scope is not None and not clears(confidence, threshold):

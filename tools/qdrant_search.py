@@ -68,20 +68,20 @@ def _document(point: models.ScoredPoint) -> Document:
     return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
 
 
-def following(client: QdrantClient, collection: str,
-              chunks: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """Return the text of the chunk after each (page, place on the page), where the collection holds one."""
+def chunk_texts(client: QdrantClient, collection: str,
+                places: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Return the text of the chunk at each (page, place on the page), where the collection holds one."""
     from qdrant_client import models
 
     found: dict[tuple[str, int], str] = {}
     try:
-        for source, index in chunks:
+        for source, index in places:
             match: list[models.Condition] = [
                 models.FieldCondition(key="metadata.source", match=models.MatchValue(value=source)),
-                models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index + 1))]
-            after, _ = client.scroll(collection, scroll_filter=models.Filter(must=match), limit=1, with_payload=True)
-            if after:
-                found[(source, index)] = str(((after[0].payload or {}).get("metadata") or {}).get("text", ""))
+                models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index))]
+            points, _ = client.scroll(collection, scroll_filter=models.Filter(must=match), limit=1, with_payload=True)
+            if points:
+                found[(source, index)] = str(((points[0].payload or {}).get("metadata") or {}).get("text", ""))
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
     return found

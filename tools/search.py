@@ -83,12 +83,12 @@ def stored_chunks(data_dir: str | Path, collection: str, ids: list[str]) -> dict
     return {i: dict(doc.metadata) for i, doc in docs.items() if doc is not None}
 
 
-def following(data_dir: str | Path, collection: str, chunks: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """Return the text of the chunk after each (page, place on the page), where the index holds one."""
-    if not chunks:
+def chunk_texts(data_dir: str | Path, collection: str, places: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Return the text of the chunk at each (page, place on the page), where the index holds one."""
+    if not places:
         return {}
     if get_settings().qdrant_url:
-        return qdrant_search.following(vectorstore.open_client(data_dir), collection, chunks)
+        return qdrant_search.chunk_texts(vectorstore.open_client(data_dir), collection, places)
     snap = snapshot(data_dir, collection, vectorstore.DENSE)
-    found = {(source, index): snap.chunk(source, index + 1) for source, index in chunks}
-    return {key: str(doc.metadata.get("text", "")) for key, doc in found.items() if doc is not None}
+    found = {(source, index): snap.chunk(source, index) for source, index in places}
+    return {place: str(doc.metadata.get("text", "")) for place, doc in found.items() if doc is not None}

@@ -197,11 +197,11 @@ def test_the_chunk_after_a_lead_in_comes_from_the_snapshot_and_from_qdrant(lead_
     snap = embedded_index.current(lead_in_index, "docs")
     assert snap is not None and snap.rows == 2
     assert snap.document(0).metadata["text"].rstrip().endswith("`get_config`:")
-    embedded = search.following(lead_in_index, "docs", [("config.md", 0), ("config.md", 1), ("other.md", 0)])
-    assert list(embedded) == [("config.md", 0)]
-    assert embedded[("config.md", 0)].startswith("```python\n>>> is_configured()")
-    assert qdrant_search.following(qdrant_copy(lead_in_index), "docs", [("config.md", 0), ("config.md", 1)]) \
-        == embedded
+    places = [("config.md", 1), ("config.md", 2), ("other.md", 0)]
+    embedded = search.chunk_texts(lead_in_index, "docs", places)
+    assert list(embedded) == [("config.md", 1)]
+    assert embedded[("config.md", 1)].startswith("```python\n>>> is_configured()")
+    assert qdrant_search.chunk_texts(qdrant_copy(lead_in_index), "docs", places) == embedded
 
 
 def test_an_answer_quotes_a_lead_in_with_the_block_the_next_chunk_opens_with(
@@ -213,3 +213,15 @@ def test_an_answer_quotes_a_lead_in_with_the_block_the_next_chunk_opens_with(
     assert "with `is_configured` and `get_config`:" in out["answer"]
     assert ">>> is_configured()\nFalse" in out["answer"]  # the block, not the lead-in alone
     assert [c["source"] for c in out["citations"]][:1] == ["config.md"]
+
+
+def test_each_side_of_a_lead_in_cut_from_its_block_is_given_the_other(
+        lead_in_index: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", lead_in_index)
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
+        agent.ask("How can a library find out whether the application configured the logger?", "t")
+        retrieved = agent.graph.get_state({"configurable": {"thread_id": "t"}}).values["retrieved"]
+    text = {c["chunk_index"]: c["text"] for c in retrieved}
+    lead = "with `is_configured` and `get_config`:"
+    assert text[0].rstrip().endswith("<class 'LoggerFactory'>\n```")  # the lead-in's chunk, with the block
+    assert text[1].startswith("A library can find out") and f"{lead}\n\n```python" in text[1]  # the block's, led in
