@@ -121,6 +121,8 @@ _DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
 # Diagram languages: the site draws a picture from the block, so its source is not what the reader sees.
 _DIAGRAMS = frozenset({"mermaid", "plantuml", "puml", "dot", "graphviz", "d2", "nomnoml"})
 _STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|(?:#|//).*$")
+# The same, template strings too, and a comment only after a space: `http://host:${port}` is a string, not a remark.
+_WORDS_AND_REMARKS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
 
 
 def _depth(line: str) -> int:
@@ -129,13 +131,20 @@ def _depth(line: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
+def _opens_block(line: str) -> bool:
+    """Tell a line that opens a block its next lines fill in (`def f():`, `else:`, a YAML `theme:`)."""
+    kept = _WORDS_AND_REMARKS.sub(lambda m: "" if m.group(0).lstrip().startswith(("#", "//")) else "s", line)
+    return kept.rstrip().endswith(":")  # a string stays a value: `key: "a:"` is set, not opened
+
+
 def _whole_statements(code: list[str]) -> list[str]:
-    """Return a cut code block's lines up to the last one that closes every bracket (none when no line does)."""
+    """Return a cut code block's lines up to the last one that closes every bracket and opens no block."""
     depth, last = 0, 0
     for n, line in enumerate(code, 1):
         depth += _depth(line)
         if depth <= 0 and line.strip():
-            last, depth = n, 0
+            last = n if not _opens_block(line) else last
+            depth = 0
     return code[:last]
 
 
@@ -144,7 +153,10 @@ def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
     if kind != "code":
         return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])
     fence, code = lines[0], lines[1:-1] if closed else lines[1:]
-    if len(code) <= MAX_BLOCK_LINES - 2 and sum(map(_depth, code)) <= 0:
+    written = [line for line in code if line.strip()]
+    # A block cut by the page's chunking right after `def f():` or `else:` would show a header with no body.
+    ends_whole = closed or not written or not _opens_block(written[-1])
+    if len(code) <= MAX_BLOCK_LINES - 2 and sum(map(_depth, code)) <= 0 and ends_whole:
         return "\n".join([fence, *code, opening(fence) or "```"] if not closed else lines)
     # A dict or call cut mid-way (by the page's chunking or the bound) reads as broken code: keep the
     # statements that end, then say that it goes on.
@@ -162,13 +174,15 @@ def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     if kind != "code":
         return False
     body = lines[1:]
-    if body and closes(body[-1], opening(lines[0]) or "```"):
+    closed = bool(body) and closes(body[-1], opening(lines[0]) or "```")
+    if closed:
         body = body[:-1]  # its closing fence (a block cut with its chunk has none)
     code = [line for line in body if line.strip()]
     if all(_DIRECTIVE.match(line) for line in code):
         return True
     bounded = code[:MAX_BLOCK_LINES - 2]
-    return sum(map(_depth, bounded)) > 0 and not _whole_statements(bounded)
+    cut = sum(map(_depth, bounded)) > 0 or (not closed and bool(bounded) and _opens_block(bounded[-1]))
+    return cut and not _whole_statements(bounded)
 
 
 def units(markdown: str) -> list[Unit]:

@@ -60,6 +60,19 @@ def test_a_code_block_cut_by_the_chunk_ends_at_its_last_whole_statement() -> Non
     assert "self.world = world\n…\n```" in answer and "mass_range" not in answer
 
 
+def test_a_code_block_cut_right_after_a_header_does_not_end_on_it() -> None:
+    chunk = ("Randomize the world with this class:\n\n```python\nclass Randomizer:\n    def __init__(self, world):\n"
+             "        self.world = world\n\n    def randomize(self, env_id=None):\n")
+    answer = render(extract_answer("How do I randomize the world?", [chunk]))
+    assert "self.world = world\n…\n```" in answer and "def randomize" not in answer
+    # A whole block may end on a colon (a YAML key left empty): only a cut one is trimmed.
+    whole = "Set the theme in the configuration file like this:\n\n```yaml\nsite_name: Docs\nnav:\n```\n"
+    assert "nav:\n```" in render(extract_answer("How do I set the theme?", [whole]))
+    # A cut block that is only a header shows nothing: its lead-in is not quoted for it.
+    header = "Randomize the world with the code below, which runs at startup:\n\n```python\ndef main():\n"
+    assert "def main" not in render(extract_answer("How do I randomize the world?", [header]))
+
+
 def test_a_block_holding_only_a_template_directive_is_not_quoted() -> None:
     chunk = ("Run the tests with cargo test and read the output below.\n\n"
              "```console\n{{#include ../listings/ch11/output.txt}}\n```\n")
@@ -315,3 +328,9 @@ def test_a_chunk_of_review_questions_alone_is_still_quoted() -> None:
               "2. Why do visual and collision properties differ in URDF?")
     picked = extract_answer("What are the components of a URDF link?", [review])
     assert picked and "URDF link" in picked[0][1]
+
+
+def test_a_url_in_a_template_string_does_not_read_as_a_header() -> None:
+    chunk = ("Start both servers first, as the test suite does:\n\n```js\nconst server = await buildServer()\n\n"
+             "const serverUrl = `http://localhost:${server.address().port}`\n")
+    assert "const serverUrl" in render(extract_answer("How do I start both servers?", [chunk]))
