@@ -73,15 +73,20 @@ def chunk_texts(client: QdrantClient, collection: str,
     """Return the text of the chunk at each (page, place on the page), where the collection holds one."""
     from qdrant_client import models
 
-    found: dict[tuple[str, int], str] = {}
-    try:
-        for source, index in places:
-            match: list[models.Condition] = [
-                models.FieldCondition(key="metadata.source", match=models.MatchValue(value=source)),
-                models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index))]
-            points, _ = client.scroll(collection, scroll_filter=models.Filter(must=match), limit=1, with_payload=True)
-            if points:
-                found[(source, index)] = str(((points[0].payload or {}).get("metadata") or {}).get("text", ""))
+    def at(source: str, index: int) -> models.Filter:
+        return models.Filter(must=[
+            models.FieldCondition(key="metadata.source", match=models.MatchValue(value=source)),
+            models.FieldCondition(key="metadata.chunk_index", match=models.MatchValue(value=index))])
+
+    try:  # one request for all of them: a turn asks for a few
+        points, _ = client.scroll(collection, scroll_filter=models.Filter(should=[at(*p) for p in places]),
+                                  limit=len(places), with_payload=True)
     except Exception as exc:  # any client or transport failure is a retrieval outage to the user
         raise RetrievalError(f"the vector store failed ({type(exc).__name__})") from exc
+    found = {}
+    for point in points:
+        metadata = (point.payload or {}).get("metadata") or {}
+        place = (str(metadata.get("source")), metadata.get("chunk_index"))
+        if place in places:
+            found[(place[0], int(place[1] or 0))] = str(metadata.get("text", ""))
     return found

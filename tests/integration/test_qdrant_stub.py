@@ -63,9 +63,12 @@ class StubQdrant(BaseHTTPRequestHandler):
             self._send(500, {"status": {"error": "Service internal error: stub failure"}, "time": 0.0})
             return
         if self.path.endswith("/points/scroll"):  # a filtered read: the stored points matching every condition
-            wanted = [(c["key"].split(".")[-1], c["match"]["value"]) for c in body["filter"]["must"]]
-            hits = [{"id": p["id"], "payload": p["payload"]} for p in self.points
-                    if all(p["payload"]["metadata"].get(key) == value for key, value in wanted)]
+            def holds(point: dict[str, Any], conditions: list[dict[str, Any]]) -> bool:
+                return all(point["payload"]["metadata"].get(c["key"].split(".")[-1]) == c["match"]["value"]
+                           for c in conditions)
+
+            either = [f["must"] for f in body["filter"].get("should") or []] or [body["filter"]["must"]]
+            hits = [{"id": p["id"], "payload": p["payload"]} for p in self.points if any(holds(p, c) for c in either)]
             self._send(200, {"result": {"points": hits[: body.get("limit", 10)], "next_page_offset": None},
                              "status": "ok", "time": 0.0})
             return
@@ -129,4 +132,5 @@ def test_a_lead_in_gets_its_block_from_the_servers_next_chunk(
         out = agent.ask("How can a library find out whether the application configured the logger?")
     assert out["status"] == "grounded"
     assert "with `is_configured` and `get_config`:" in out["answer"] and ">>> is_configured()" in out["answer"]
-    assert any(r.endswith("/points/scroll") for r in qdrant.requests)  # read from the server, not the local copy
+    # Read from the server, not the local copy: one request for the turn's neighbours.
+    assert sum(r.endswith("/points/scroll") for r in qdrant.requests) == 1
