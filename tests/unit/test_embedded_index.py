@@ -181,8 +181,6 @@ def test_the_sampled_keyword_ranking_finds_exactly_the_best_scores() -> None:
         assert scores[best].tolist() == positive.tolist()  # the same scores, best first (ties share a value)
 
 
-
-
 @pytest.fixture
 def lead_in_index(tmp_path: Path) -> str:
     """Index one page that chunking cuts between a lead-in sentence and the code block it introduces."""
