@@ -173,18 +173,20 @@ def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
     opening with a block is given the lead-in that ends the previous one. Apart, the lead-in answers nothing
     and the answerer passes over it, and the block is quoted without what it shows.
     """
-    ahead = {(c["source"], c["chunk_index"] + 1) for c in chunks if "chunk_index" in c and closing_lead_in(c["text"])}
-    behind = {(c["source"], c["chunk_index"] - 1) for c in chunks
-              if c.get("chunk_index", 0) > 0 and opening_block(c["text"])}
-    if not ahead and not behind:
+    # Each chunk's two ends, parsed once: (its lead-in ending it, whether a block opens it), by chunk.
+    ends = [(closing_lead_in(c["text"]), bool(opening_block(c["text"]))) if "chunk_index" in c else ("", False)
+            for c in chunks]
+    wanted = {(c["source"], c["chunk_index"] + step) for c, (lead, block) in zip(chunks, ends, strict=True)
+              for step, cut in ((1, bool(lead)), (-1, block and c["chunk_index"] > 0)) if cut}
+    if not wanted:
         return chunks
     texts = {place: normalize_text(text) for place, text in
-             search.chunk_texts(get_settings().data_dir, ctx.collection, sorted(ahead | behind)).items()}
+             search.chunk_texts(get_settings().data_dir, ctx.collection, sorted(wanted)).items()}
     joined = []
-    for chunk in chunks:
+    for chunk, (ends_on_lead, opens_on_block) in zip(chunks, ends, strict=True):
         text, page, index = chunk["text"], chunk["source"], chunk.get("chunk_index", -2)
-        block = opening_block(texts.get((page, index + 1), "")) if closing_lead_in(text) else ""
-        lead = closing_lead_in(texts.get((page, index - 1), "")) if index > 0 and opening_block(text) else ""
+        block = opening_block(texts.get((page, index + 1), "")) if ends_on_lead else ""
+        lead = closing_lead_in(texts.get((page, index - 1), "")) if opens_on_block else ""
         text = f"{lead}\n\n{text.lstrip()}" if lead else text
         whole = chunk.copy()
         whole["text"] = f"{text.rstrip()}\n\n{block}" if block else text
