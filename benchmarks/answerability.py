@@ -99,7 +99,8 @@ def measure(data_dir: Path, rows: list[dict[str, Any]], model: str, collection: 
         cache.write_text(json.dumps(known))
     lexicon = lexicon_store.load(str(data_dir), collection)
     for row in rows:
-        row["features"] = answerability.features(row["question"], known[row["question"]], lexicon)
+        row["features"] = answerability.features(row["question"], known[row["question"]], lexicon,
+                                                 ordinary=english())
 
 
 def _retrieve(data_dir: Path, rows: list[dict[str, Any]], model: str, collection: str) -> None:
@@ -174,7 +175,8 @@ def measure_site(data_dir: Path, rows: list[dict[str, Any]], model: str, cache: 
     lexicon = lexicon_store.load(str(data_dir), collection)
     for row in rows:
         row["chunks"] = known[row["question"]]
-        row["features"] = answerability.features(row["question"], known[row["question"]], lexicon)
+        row["features"] = answerability.features(row["question"], known[row["question"]], lexicon,
+                                                 ordinary=english())
         row["features"].update(candidates(row["question"], known[row["question"]], lexicon))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 
 from logic import asked_type
 from logic.lexical import Lexicon, matches, terms
@@ -73,6 +73,16 @@ def names(question: str) -> list[str]:
     return found
 
 
+def everyday(name: str, ordinary: Container[str], lexicon: Lexicon) -> bool:
+    """Tell whether a name is an everyday word the site itself uses: "POST" or "Authorization" in an HTTP client's docs.
+
+    Capitalised as a method, a header or a type ("Literal"), such a word names nothing the best sections must
+    repeat: the methods option lists GET and PUT, the headers option takes any header. A word the site never
+    uses ("Java" in a ROS course) or one outside ordinary English ("Zenoh") is still a name it may lack.
+    """
+    return name.isalpha() and name.lower() in ordinary and all(lexicon.df.get(t, 0) for t in terms(name))
+
+
 def asked_part(question: str) -> str:
     """Return what a question asks, without the sentences before it that set out the user's situation.
 
@@ -139,14 +149,16 @@ def log_odds(probability: float) -> float:
 
 
 def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
-             off_topic_of: Callable[[Chunk], float] | None = None, read: float | None = None) -> dict[str, float]:
+             off_topic_of: Callable[[Chunk], float] | None = None, read: float | None = None,
+             ordinary: Container[str] = frozenset()) -> dict[str, float]:
     """Measure the evidence that the best sections answer `query`.
 
     - cosine: the best chunk's embedding similarity.
     - coverage: IDF-weighted share of the question's terms found in the best chunk that holds most of them.
     - names_missing: share of the names the question asks about (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere. Names in the
-      sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`).
+      sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`),
+      and a capitalised word of `ordinary` English that the site uses is its vocabulary, not a name (`everyday`).
     - unknown: IDF-weighted share of the question's terms that the index never uses, counting only the asked
       part's: "my record shop" in the story before the question is the user's, not something the docs lack.
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
@@ -169,7 +181,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
     coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
-    named = names(asked_part(query))
+    named = [n for n in names(asked_part(query)) if not everyday(n, ordinary, lexicon)]
     missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
     # The story's words stay in the total: a long story never makes the asked words weigh more.
     asked_terms = set(terms(asked_part(query))) | set(acronyms)

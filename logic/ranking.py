@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from logic import answerability
@@ -54,18 +54,19 @@ def rank(query: str, hits: list[Chunk], lexicon: Lexicon, top_k: int,
          off_topic_of: Callable[[Chunk], float] | None = None,
          sizes: Mapping[str, int] | None = None,
          read: Callable[[list[Chunk], dict[str, float]], float | None] | None = None,
-         ) -> tuple[list[Chunk], float | None]:
+         ordinary: Container[str] = frozenset()) -> tuple[list[Chunk], float | None]:
     """Return the best `top_k` chunks, best first, and the gate's score: how likely they answer the query.
 
     `off_topic_of` (follow-ups only) measures how far a section is from the conversation so far;
     `sizes` gives each page's chunk count, as `page_sizes` reads it (a page missing from it counts as long);
     `read(best, features)` reads the best sections and returns how likely the best passage answers (None:
-    nothing read; the gate then scores without it).
+    nothing read; the gate then scores without it); `ordinary` are the everyday English words a name may be
+    (`answerability.everyday`).
     """
     if not hits:
         return [], None
     ranked = order(query, hits, lexicon, top_k, sizes)
-    found = answerability.features(query, ranked, lexicon, off_topic_of)
+    found = answerability.features(query, ranked, lexicon, off_topic_of, ordinary=ordinary)
     reading = read(ranked[:answerability.DEPTH], found) if read is not None else None
     return ranked, answerability.gate_score(found if reading is None else answerability.with_reading(found, reading))
 

@@ -163,7 +163,7 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
                         (lambda chunk: off_topic(chunk, stored.get(chunk["chunk_id"]))) if off_topic else None,
                         sizes=ranking.page_sizes(doc.metadata for doc, _ in hits),
                         read=_reader(ctx, name, embeddings, query, threshold, readings) if readings is not None
-                        else None)
+                        else None, ordinary=english())
 
 
 def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
@@ -251,7 +251,7 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             readings = result.get("readings") or []
             result["gate_score"] = answerability.gate_score(answerability.features(
                 query, result["retrieved"], _lexicon(ctx), (lambda c: off_topic(c, None)) if off_topic else None,
-                readings[0]["answers"] if readings else None))
+                readings[0]["answers"] if readings else None, ordinary=english()))
     except AgentError as exc:
         return {"embedding_model": name, "error": {"code": exc.code, "message": exc.message, "node": "retrieve"}}
     if state.get("page_hint") and not selection:  # after the cache: the hint is per turn, the search is not

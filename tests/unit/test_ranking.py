@@ -183,6 +183,21 @@ def test_names_from_the_users_own_situation_are_not_asked_about() -> None:
     assert features(asked, hits, lex)["names_missing"] == 1.0
 
 
+def test_an_everyday_word_the_site_uses_is_not_a_missing_name() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["retry methods GET PUT", "send a POST request with a body", "the zenoh bridge",
+                         "headers sent with the request"])
+    hits = [chunk("r.md", 0.6, "methods: the HTTP methods to retry. Default: GET, PUT, HEAD, OPTIONS, DELETE.")]
+    ordinary = {"post", "java", "authorization"}
+    # "POST" is a word of English the docs use elsewhere: the methods option answers whether POST is retried.
+    assert features("Will it retry my POST requests too?", hits, lex, ordinary=ordinary)["names_missing"] == 0.0
+    # Without the vocabulary (or a word the site never uses, or no word of English) it is a name the sections lack.
+    assert features("Will it retry my POST requests too?", hits, lex)["names_missing"] == 1.0
+    assert features("Can it retry requests from Java?", hits, lex, ordinary=ordinary)["names_missing"] == 1.0
+    assert features("Can it retry requests over Zenoh?", hits, lex, ordinary=ordinary)["names_missing"] == 1.0
+
+
 def test_words_the_docs_never_use_count_only_where_the_question_asks() -> None:
     from logic.answerability import features
 
