@@ -83,17 +83,20 @@ def everyday(name: str, ordinary: Container[str], lexicon: Lexicon) -> bool:
     return name.isalpha() and name.lower() in ordinary and all(lexicon.df.get(t, 0) for t in terms(name))
 
 
-def asked_part(question: str) -> str:
+def asked_part(question: str, words: int = 0) -> str:
     """Return what a question asks, without the sentences before it that set out the user's situation.
 
     "Our audit Event model has an `actor: User` field … How do I serialize the subclass's fields?": the user's own
     names (Event, AdminUser) are context, not something the docs must mention. The ask runs from the first sentence
-    ending in '?' (else it is the last sentence); a question of one sentence is all ask.
+    ending in '?' (else it is the last sentence); a question of one sentence is all ask. With `words`, an ask with
+    fewer content words takes in the sentences before it until it has them ("…nothing seems to happen. Why?").
     """
     parts = [p for p in SENTENCE_END.split(question.strip()) if p.strip()]
     if len(parts) < 2:
         return question
     first = next((i for i, p in enumerate(parts) if p.rstrip().endswith("?")), len(parts) - 1)
+    while first > 0 and len(set(terms(" ".join(parts[first:])))) < words:
+        first -= 1
     return " ".join(parts[first:])
 
 

@@ -22,12 +22,18 @@ def label(chunk: Chunk) -> str:
 # The not-found reply and the hedge name what was asked: the ask, without the situation a user tells before it,
 # and a long ask cut at a word.
 ASK_CHARS = 160
+# An ask naming fewer things than this ("Why?", "How do I stop that?", "Which renderer do I use?") is named with
+# the sentences before it that say what it is about.
+ASK_WORDS = 2
 
 
 def named_ask(question: str) -> str:
     """Return the part of a question to name back to the user: its ask, without end punctuation, at most ASK_CHARS."""
     ask = asked_part(question).strip().rstrip("?.! ")
-    return ask if len(ask) <= ASK_CHARS else ask[:ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    told = asked_part(question, ASK_WORDS).strip().rstrip("?.! ")
+    if told != ask and len(told) > ASK_CHARS:  # the story cut from the front: the ask itself is what must show
+        return "… " + told[-ASK_CHARS:].split(" ", 1)[-1].lstrip(",;: ")
+    return told if len(told) <= ASK_CHARS else told[:ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
 _HEDGE = "The documentation does not directly answer {}; the closest it comes is:"

@@ -107,6 +107,21 @@ def test_not_found_names_the_ask_not_the_situation_told_before_it() -> None:
     assert "record shop" not in out["answer"] and "record shop" not in out["messages"][0].text
 
 
+
+def test_an_ask_that_names_nothing_is_named_with_the_sentence_before_it() -> None:
+    from logic.not_found import hedge
+
+    question = "I called my async function but nothing seems to happen. Why?"
+    out = generate_not_found({"retrieval_query": question, "retrieved": [chunk(1, title="Futures")]})
+    assert out["answer"].startswith(f"I don't have information about “{question[:-1]}” in the documentation")
+    assert hedge("I want JSON logs in production. Which renderer do I use?") == (
+        "The documentation does not directly answer “I want JSON logs in production. Which renderer do I use”; "
+        "the closest it comes is:")
+    # A long story is cut from the front: the ask itself is what the user must recognise.
+    long = "Our service logs " + ", ".join(["a great deal of structured data"] * 6) + ". How?"
+    assert hedge(long).startswith("The documentation does not directly answer “… ")
+    assert hedge(long).endswith("data. How”; the closest it comes is:")
+
 def test_not_found_without_retrieved_chunks_lists_nothing() -> None:
     out = generate_not_found({"retrieval_query": "drones?", "retrieved": []})
     assert out["answer"] == ("I don't have information about “drones” in the documentation: "
