@@ -68,6 +68,9 @@ _NOT_PLURAL = {"does", "goes", "uses", "needs", "gets", "makes", "takes", "works
 _PLURAL_PRONOUNS = {"they", "them", "their"}
 _BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "some", "many", "several", "multiple",
                 "two", "three", "of", "for", "with", "in", "on", "from", "using", "into", "between", "about"}
+# "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
+# the earlier question is appended instead.
+_EMPTY_HEADS = {"way", "ways", "thing", "things"}
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -94,8 +97,9 @@ def subject_of(query: str) -> str:
 
     For an action ("How do I create a lockfile?") the topic is what is acted on ("the lockfile"), so that a
     pronoun standing for it is replaced by a noun phrase ("Can I export it?" → "Can I export the lockfile?"),
-    never by a verb phrase. "" when no noun phrase can be told: a yes/no question, or an action with no object
-    left ("How can I check in a unit test …" → "check"). Only the ask counts, not the situation told before it.
+    never by a verb phrase. "" when no noun phrase can be told: a yes/no question, an action with no object
+    left ("How can I check in a unit test …" → "check"), or a phrase whose head names nothing ("the quickest way").
+    Only the ask counts, not the situation told before it.
     """
     query = asked_part(query)
     core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
@@ -111,6 +115,8 @@ def subject_of(query: str) -> str:
         short = short[determiner.start():] if determiner else " ".join(words[1:])
     elif _WHICH.match(query) and not _DETERMINER.match(short):
         short = f"the {short}"
+    if short.split()[-1].lower() in _EMPTY_HEADS:
+        return ""
     # Named once already, "a validator" is now "the validator".
     return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 

@@ -91,6 +91,7 @@ def test_referring_word_appends_previous_query() -> None:
         ("What about the second option?", "the second option"),
         ("Which renderer do I use?", "the renderer"),
         ("Does undici ship a WebSocket client?", ""),
+        ("What's the quickest way to bump my package from 1.2.3 to 1.3.0?", ""),
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
@@ -154,6 +155,8 @@ def test_pronoun_before_a_verb_is_replaced() -> None:
     ("How long does it wait between attempts?", "Can the client retry failed requests automatically?"),
     # An action whose object is cut off leaves a bare verb ("check"), which no pronoun stands for.
     ("Is it safe to use under pytest-xdist?", "How can I check in a unit test which events my code logged?"),
+    # "The quickest way" names nothing a pronoun stands for ("Does the quickest way also make a git commit?").
+    ("Does it also make a git commit and tag?", "What's the quickest way to bump my package to 1.3.0?"),
 ])
 def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_it(question: str,
                                                                                   previous: str) -> None:
