@@ -68,6 +68,9 @@ _NOT_PLURAL = {"does", "goes", "uses", "needs", "gets", "makes", "takes", "works
 _PLURAL_PRONOUNS = {"they", "them", "their"}
 _BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "some", "many", "several", "multiple",
                 "two", "three", "of", "for", "with", "in", "on", "from", "using", "into", "between", "about"}
+# "And for the fancy exception output?": a fragment that borrows the earlier question's verb; it has no pronoun to
+# swap, so the earlier question is kept beside it.
+_ELLIPSIS = re.compile(r"^\s*(?:and|but|also)\s+(?:for|with|without|about|on|in)\b[^.!?]*\??\s*$", re.IGNORECASE)
 # "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
 # the earlier question is appended instead.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}
@@ -123,9 +126,16 @@ def subject_of(query: str) -> str:
 
 def is_followup(question: str) -> bool:
     """Tell whether a question leans on an earlier turn for its topic."""
+    if _fragment(question):
+        return True
     if _EXPLETIVE.search(question):
         return False
     return bool(_REPLACEABLE.search(question) or _REFERRING.search(question))
+
+
+def _fragment(question: str) -> bool:
+    """Tell whether a follow-up is a fragment with no pronoun of its own ("And for the exception output?")."""
+    return bool(_ELLIPSIS.match(question)) and not (_REPLACEABLE.search(question) or _REFERRING.search(question))
 
 
 def rewrite_followup(question: str, previous_query: str) -> str:
@@ -136,7 +146,7 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     plural = _PLURAL_PRONOUN.match(question)
     if plural and subject and not _REFERRING.search(question[plural.end():]):
         return f"{plural.group(1)}{subject}{question[plural.end():]}"
-    if _REFERRING.search(question) or not subject:
+    if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     match = _REPLACEABLE.search(question)
     assert match is not None

@@ -157,6 +157,8 @@ def test_pronoun_before_a_verb_is_replaced() -> None:
     ("Is it safe to use under pytest-xdist?", "How can I check in a unit test which events my code logged?"),
     # "The quickest way" names nothing a pronoun stands for ("Does the quickest way also make a git commit?").
     ("Does it also make a git commit and tag?", "What's the quickest way to bump my package to 1.3.0?"),
+    # A fragment borrows the earlier question's verb: "And for the fancy exception output?" asks what to install.
+    ("And for the fancy exception output?", "What do I need to install so the console output is coloured?"),
 ])
 def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_it(question: str,
                                                                                   previous: str) -> None:
