@@ -167,7 +167,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     - off_topic: on a question continuing a conversation, how far below CONTEXT_HINGE the best section's cosine
       with the conversation is (`off_topic_of` measures it for a section; None on a first turn: 0).
     - type_missing: 1 when the question asks for an amount, a time, a price or a version and no line of the best
-      sections states one next to what is asked about ("How many maintainers…?" against a list of names).
+      sections states one next to what is asked about ("How many maintainers…?" against a list of names); only the
+      asked part counts, as for names.
     - read (only when given): the log-odds that the best passage the reading model read answers the question.
     """
     # A pasted key or e-mail address is not something asked about: it must not read as a missing name.
@@ -194,7 +195,9 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
                   if t in asked_terms and lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
         if total > 0 else 0.0
     # Title and headings on lines of their own: "pyrefly Type checker" joined is no release named "Type".
-    type_missing = asked_type.missing(query, ["\n".join([c["title"], *c["heading_hierarchy"], c["text"]]) for c in top])
+    # Asked, not told: "…to how many copies we've sold. Is there a tidier way…?" asks for no count.
+    type_missing = asked_type.missing(asked_part(query),
+                                      ["\n".join([c["title"], *c["heading_hierarchy"], c["text"]]) for c in top])
     drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
     found = {"cosine": round(cosine, 4), "coverage": round(coverage, 4),
              "names_missing": round(len(missing) / len(named), 4) if named else 0.0, "unknown": round(unknown, 4),

@@ -211,3 +211,15 @@ def test_words_the_docs_never_use_count_only_where_the_question_asks() -> None:
     # Their weight still dilutes the share: a story's words never make the asked ones weigh more.
     told = "My record shop sells albums. How do I insert a lunar counter?"
     assert 0 < features(told, hits, lex)["unknown"] < features("How do I insert a lunar counter?", hits, lex)["unknown"]
+
+
+def test_a_value_told_in_the_story_is_not_asked_for() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["hash map entry api", "counter insert value", "vectors and strings"])
+    hits = [chunk("h.md", 0.6, "Use the entry API to insert a value only if the key has none: a counter.")]
+    story = ("I keep a HashMap from album title to how many copies we've sold. "
+             "Is there a tidier way to bump a counter that might not exist yet?")
+    assert features(story, hits, lex)["type_missing"] == 0.0
+    # Asked for, the count must be stated next to what is counted.
+    assert features("How many counters can the map hold?", hits, lex)["type_missing"] == 1.0
