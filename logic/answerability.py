@@ -83,6 +83,19 @@ def everyday(name: str, ordinary: Container[str], lexicon: Lexicon) -> bool:
     return name.isalpha() and name.lower() in ordinary and all(lexicon.df.get(t, 0) for t in terms(name))
 
 
+def writes(name: str, lowered: str, spelled: Container[str] = frozenset()) -> bool:
+    """Tell whether lowercase text writes a name: an identifier or a language whole, any other name word by word.
+
+    `max_errors` is not written by a text that has "max" and "errors" apart, nor `ROS#` by one that has "ROS";
+    "Raspberry Pi 5" is written by "the Pi 5 on a Raspberry board". `spelled` are terms the text writes as an acronym.
+    """
+    if "_" in name or name.endswith(("#", "+")):
+        whole = re.escape(name.lower())
+        return re.search(rf"(?<!\w){whole}s?(?![\w#+])", lowered) is not None or (
+            name.lower().endswith("s") and re.search(rf"(?<!\w){whole[:-1]}(?![\w#+])", lowered) is not None)
+    return all(t in spelled or matches(t, lowered) for t in terms(name))
+
+
 def asked_part(question: str, words: int = 0) -> str:
     """Return what a question asks, without the sentences before it that set out the user's situation.
 
@@ -186,7 +199,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
     coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
     named = [n for n in names(asked_part(query)) if not everyday(n, ordinary, lexicon)]
-    missing = [n for n in named if not all(t in spelled or matches(t, joined) for t in terms(n))]
+    missing = [n for n in named if not writes(n, joined, spelled)]
     # The story's words stay in the total: a long story never makes the asked words weigh more.
     asked_terms = set(terms(asked_part(query))) | set(acronyms)
     weights = {t: lexicon.idf(t) for t in query_terms}

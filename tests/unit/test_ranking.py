@@ -223,3 +223,16 @@ def test_a_value_told_in_the_story_is_not_asked_for() -> None:
     assert features(story, hits, lex)["type_missing"] == 0.0
     # Asked for, the count must be stated next to what is counted.
     assert features("How many counters can the map hold?", hits, lex)["type_missing"] == 1.0
+
+
+def test_an_identifier_or_a_language_must_be_written_whole() -> None:
+    from logic.answerability import features, writes
+
+    lex = lexical.build(["config max_length", "error messages", "ros tcp connector"])
+    hits = [chunk("c.md", 0.6, "Set ConfigDict(max_length=5) in model_config; errors are listed by the error type.")]
+    # "max" and "errors" are there apart; the setting `max_errors` is not.
+    assert features("How do I set ConfigDict(max_errors=5)?", hits, lex)["names_missing"] == 0.5
+    assert features("How do I set ConfigDict(max_length=5)?", hits, lex)["names_missing"] == 0.0
+    unity = "the ros tcp connector links unity and ros 2; see BaseModel.model_dump() and c++ nodes"
+    assert not writes("ROS#", unity) and writes("C++", unity) and writes("ROS", unity)
+    assert writes("model_dump", unity) and not writes("model_dump_json", unity)
