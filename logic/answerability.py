@@ -90,9 +90,8 @@ def writes(name: str, lowered: str, spelled: Container[str] = frozenset()) -> bo
     "Raspberry Pi 5" is written by "the Pi 5 on a Raspberry board". `spelled` are terms the text writes as an acronym.
     """
     if "_" in name or name.endswith(("#", "+")):
-        whole = re.escape(name.lower())
-        return re.search(rf"(?<!\w){whole}s?(?![\w#+])", lowered) is not None or (
-            name.lower().endswith("s") and re.search(rf"(?<!\w){whole[:-1]}(?![\w#+])", lowered) is not None)
+        stem = name.lower().removesuffix("s")  # `field_validators` is written as `field_validator` too
+        return re.search(rf"(?<!\w){re.escape(stem)}s?(?![\w#+])", lowered) is not None
     return all(t in spelled or matches(t, lowered) for t in terms(name))
 
 
