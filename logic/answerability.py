@@ -204,7 +204,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items()
-                  if t in asked_terms and lexicon.df.get(t, 0) == 0 and not matches(t, joined)) / total \
+                  if t in asked_terms and not lexicon.uses(t) and not matches(t, joined)) / total \
         if total > 0 else 0.0
     # Title and headings on lines of their own: "pyrefly Type checker" joined is no release named "Type".
     # Asked, not told: "…to how many copies we've sold. Is there a tidier way…?" asks for no count.

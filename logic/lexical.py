@@ -7,7 +7,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+
+from py_rust_stemmers import SnowballStemmer
 
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
@@ -35,6 +37,10 @@ def matches(term: str, lowered: str) -> bool:
     return bool(_pattern(term).search(lowered))
 
 
+# Snowball, as fastembed's BM25 stems: "becoming", "becomes" and "become" are one word.
+_STEMMER = SnowballStemmer("english")
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """How many chunks of an index contain each term."""
@@ -45,6 +51,15 @@ class Lexicon:
     def idf(self, term: str) -> float:
         """Weigh a term by its rarity; a term the index never uses weighs most."""
         return math.log((self.chunks + 1) / (self.df.get(term, 0) + 0.5))
+
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        """Return the stems of every term the index uses (computed once per lexicon)."""
+        return frozenset(_STEMMER.stem_words(list(self.df)))
+
+    def uses(self, term: str) -> bool:
+        """Tell whether some chunk uses the term or another form of its word ("becoming": "become")."""
+        return self.df.get(term, 0) > 0 or _STEMMER.stem_word(term) in self.stems
 
     def coverage(self, query_terms: list[str], text: str) -> float:
         """Return the IDF-weighted share of the query's terms that occur in `text` (0 to 1)."""

@@ -236,3 +236,17 @@ def test_an_identifier_or_a_language_must_be_written_whole() -> None:
     unity = "the ros tcp connector links unity and ros 2; see BaseModel.model_dump() and c++ nodes"
     assert not writes("ROS#", unity) and writes("C++", unity) and writes("ROS", unity)
     assert writes("model_dump", unity) and not writes("model_dump_json", unity)
+
+
+def test_a_word_the_docs_use_in_another_form_is_not_unknown_to_them() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["a release becomes the default tag", "tags are picked by name",
+                         "publish a package without a tag"])
+    hits = [chunk("t.md", 0.6, "A release becomes the default tag when you publish it.")]
+    # "becoming" and "picking" are forms of words the docs use ("becomes", "picked"): nothing is missing.
+    assert lex.uses("becoming") and lex.uses("picking")
+    assert features("How do I publish without it becoming the default?", hits, lex)["unknown"] == 0.0
+    # A word no form of which the docs use still is.
+    assert not lex.uses("rollback")
+    assert features("How do I publish a rollback?", hits, lex)["unknown"] > 0.3
