@@ -74,6 +74,9 @@ _ELLIPSIS = re.compile(r"^\s*(?:and|but|also)\s+(?:for|with|without|about|on|in)
 # "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
 # the earlier question is appended instead.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}
+# "one of them", "which of these": a part of the earlier topic's plural, whose pronoun is swapped for it.
+_PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many|most|few|which|two|three)\s+of\s+"
+                      r"(them|these|those)\b", re.IGNORECASE)
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -146,6 +149,12 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     plural = _PLURAL_PRONOUN.match(question)
     if plural and subject and not _REFERRING.search(question[plural.end():]):
         return f"{plural.group(1)}{subject}{question[plural.end():]}"
+    part = _PART_OF.search(question)
+    if part and not _REFERRING.search(question[:part.start()] + question[part.end():]):
+        whole = _plural_subject(subject, previous_query)
+        if whole and _PLURAL_NOUN.fullmatch(whole.split()[-1]):  # "one of the workspaces", never "one of the repo"
+            whole = whole if _DETERMINER.match(whole) else f"the {whole}"  # "each of the integration tests"
+            return question[:part.start(1)] + whole + question[part.end(1):]
     if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     match = _REPLACEABLE.search(question)
@@ -182,7 +191,7 @@ def _plural_subject(subject: str, previous_query: str) -> str:
     "How many of them …?" after "How do I turn my repo into a monorepo using npm workspaces?" asks about the
     workspaces, not the repo.
     """
-    if _PLURAL_NOUN.fullmatch(subject.split()[-1]):
+    if subject and _PLURAL_NOUN.fullmatch(subject.split()[-1]):
         return subject
     words = _FRAME.sub("", previous_query.strip().rstrip("?.!")).split()
     # A noun where a verb cannot be: the question's last word, or after a determiner, number or preposition

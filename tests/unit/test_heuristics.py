@@ -133,6 +133,12 @@ def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(ques
      "How do I turn my repo into a monorepo using npm workspaces?",
      "How many of the workspaces can I have before installs get slow?"),
     ("Can I rename them?", "How do I publish scoped packages?", "Can I rename scoped packages?"),
+    # "one of them" is one of the earlier plural, with its article.
+    ("How do I add lodash as a dependency of just one of them?",
+     "How do I turn my repo into a monorepo using npm workspaces?",
+     "How do I add lodash as a dependency of just one of the workspaces?"),
+    ("Is each of them run in parallel?", "Where should integration tests go?",
+     "Is each of the integration tests run in parallel?"),
     # The object ends at a preposition such as "into" or "using".
     ("Can I use it with pnpm?", "How do I link my library into another project?", "Can I use my library with pnpm?"),
     # "it's" is "it is": the verb stays.
