@@ -37,6 +37,23 @@ def matches(term: str, lowered: str) -> bool:
     return bool(_pattern(term).search(lowered))
 
 
+def _plain(word: str) -> list[str]:
+    """Return the plain adjective a superlative may come from ("quickest": "quick"; "easiest": "easy").
+
+    Snowball keeps superlatives whole, and users ask for "the easiest way" in docs that say "easy". A stem of
+    four letters or more, so that "digest" and "request" are not taken for "dig" and "requ".
+    """
+    base = word.removesuffix("est")
+    if base == word or len(base) < 4:
+        return []
+    forms = [base, base + "e"]  # "quickest", "latest"
+    if base.endswith("i"):
+        forms.append(base[:-1] + "y")  # "easiest"
+    if base[-1] == base[-2]:
+        forms.append(base[:-1])  # "biggest"
+    return forms
+
+
 # Snowball, as fastembed's BM25 stems: "becoming", "becomes" and "become" are one word.
 _STEMMER = SnowballStemmer("english")
 
@@ -59,7 +76,9 @@ class Lexicon:
 
     def uses(self, term: str) -> bool:
         """Tell whether some chunk uses the term or another form of its word ("becoming": "become")."""
-        return self.df.get(term, 0) > 0 or _STEMMER.stem_word(term) in self.stems
+        if self.df.get(term, 0) > 0:
+            return True
+        return any(_STEMMER.stem_word(form) in self.stems for form in (term, *_plain(term)))
 
     def coverage(self, query_terms: list[str], text: str) -> float:
         """Return the IDF-weighted share of the query's terms that occur in `text` (0 to 1)."""
