@@ -169,7 +169,8 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     """Measure the evidence that the best sections answer `query`.
 
     - cosine: the best chunk's embedding similarity.
-    - coverage: IDF-weighted share of the question's terms found in the best chunk that holds most of them.
+    - coverage: IDF-weighted share of the question's terms found in the best chunk that holds most of them, or of
+      the asked part's terms when that share is higher (the user's story is theirs to tell, not the docs').
     - names_missing: share of the names the question asks about (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere. Names in the
       sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`),
@@ -196,11 +197,14 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     spelled = {t for words in acronyms.values() for t in words}
     if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
-    coverage = max(lexicon.coverage(query_terms, section_text(c)) for c in top)
-    named = [n for n in names(asked_part(query)) if not everyday(n, ordinary, lexicon)]
-    missing = [n for n in named if not writes(n, joined, spelled)]
     # The story's words stay in the total: a long story never makes the asked words weigh more.
     asked_terms = set(terms(asked_part(query))) | set(acronyms)
+    # A section that holds what is asked covers the question, whatever of the user's story it lacks ("…the Docker
+    # daemon over /var/run/docker.sock. How do I point a Client at a Unix socket?").
+    asked_only = [t for t in query_terms if t in asked_terms]
+    coverage = max(lexicon.coverage(wanted, section_text(c)) for c in top for wanted in (query_terms, asked_only))
+    named = [n for n in names(asked_part(query)) if not everyday(n, ordinary, lexicon)]
+    missing = [n for n in named if not writes(n, joined, spelled)]
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
     unknown = sum(w for t, w in weights.items()

@@ -250,3 +250,17 @@ def test_a_word_the_docs_use_in_another_form_is_not_unknown_to_them() -> None:
     # A word no form of which the docs use still is.
     assert not lex.uses("rollback")
     assert features("How do I publish a rollback?", hits, lex)["unknown"] > 0.3
+
+
+def test_a_section_holding_the_ask_covers_a_question_that_tells_a_story_first() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["client options socket path", "unix socket", "docker daemon compose", "tcp port"])
+    hits = [chunk("c.md", 0.5, "To point a client at a Unix socket, give its path as the socketPath option.")]
+    ask = "How do I point a client at a Unix socket?"
+    story = f"We talk to the Docker daemon over its socket file, not a TCP port. {ask}"
+    # The user's story (Docker, daemon, TCP port) is not something the section must hold: the ask decides.
+    assert features(story, hits, lex)["coverage"] == features(ask, hits, lex)["coverage"] > 0.6
+    # A one-sentence question is all ask: its every word counts.
+    whole = "How do I point a client at a Unix socket from the Docker daemon over TCP?"
+    assert features(whole, hits, lex)["coverage"] < 0.6
