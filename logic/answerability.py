@@ -15,7 +15,7 @@ from logic.types import Chunk
 # The gate reads the few best sections, as a reader would before answering.
 DEPTH = 3
 # Names the fitted model: a manifest threshold calibrated for another gate score is not reused.
-GATE_VERSION = "answerability-2"
+GATE_VERSION = "answerability-3"
 FEATURES = ("cosine", "coverage", "names_missing", "unknown", "off_topic")
 # p(answerable) = sigmoid(INTERCEPT + Σ WEIGHTS[f] × feature f). Fitted by `benchmarks/answerability.py`
 # (logistic regression, Newton's method, L2 0.1) on part of the shared textbook sets (every in-scope and
