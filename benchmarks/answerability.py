@@ -4,7 +4,9 @@ The question files given with --check are asked of the index at --check-index (t
 every question of the first file and the odd-numbered questions of the others are fitted, the
 even-numbered ones are held out. --sites DIR (a `benchmarks/sites.py` work dir: DIR/<site>/data) asks every
 single question of each shared docs site and the textbook of that site's index and fits leaving one site out:
-on three sites, threshold by balanced accuracy there (or --answer-floor), judged on the fourth. --sources
+on three sites, threshold by balanced accuracy there (or --answer-floor), judged on the fourth; with --heldout DIR
+(a `benchmarks/sites.py --heldout` work dir) it also prints the shipped gate on the held-out sites, from cached
+retrieval in about a minute: the quick check of a gate change before the end-to-end benchmarks. --sources
 adds public sets, held out as a check of how the gate carries to other corpora: SQuAD 2.0 (answerable vs
 unanswerable over their own paragraphs) and MTRAG-UN (ANSWERABLE vs UNANSWERABLE final questions, asked as
 written, over its passage pool).
@@ -142,6 +144,19 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
             else:
                 kind = refusal or ("near_miss" if q.get("kind") == "near_miss" else "far_off")
             rows.append({"question": q["question"], "label": int(answerable), "set": site, "kind": kind})
+    return rows
+
+
+def heldout_rows(folder: Path) -> list[dict[str, Any]]:
+    """Return a held-out site's single questions (benchmarks/heldout/<site>/questions.jsonl), labelled as site_rows."""
+    rows = []
+    for line in (folder / "questions.jsonl").read_text().splitlines():
+        q = json.loads(line) if line.strip() else {}
+        if not q.get("question") or q.get("selection_file"):
+            continue
+        answerable = q.get("expected") == "GROUNDED"
+        kind = "in_scope" if answerable else "near_miss" if q.get("kind") == "near_miss" else "far_off"
+        rows.append({"question": q["question"], "label": int(answerable), "set": folder.name, "kind": kind})
     return rows
 
 
@@ -333,6 +348,8 @@ def main() -> None:
     parser.add_argument("--answer-floor", type=float, help="threshold: the highest at which every training site "
                         "answers this share of its in-scope questions (default: best balanced accuracy)")
     parser.add_argument("--features", nargs="*", default=list(FITTED), help="features the --sites fit uses")
+    parser.add_argument("--heldout", type=Path, help="with --sites: also print the shipped gate on the held-out "
+                        "sites indexed under DIR (a `benchmarks/sites.py --heldout` work dir); never fitted on")
     parser.add_argument("--reader-dir", type=Path, help="with --sites: add the `read` feature, each site read by "
                         "DIR/reader-<site>.onnx (a reading model trained without it)")
     args = parser.parse_args()
@@ -347,6 +364,15 @@ def main() -> None:
                 read_site(args.sites / site / "data", part, args.embedding_model, reader)
             site_data += part
         leave_one_site_out(site_data, tuple(args.features), args.l2, args.answer_floor)
+        shipped = [answerability.INTERCEPT, *(answerability.WEIGHTS[f] for f in FITTED)]
+        for folder in sorted(p for p in (ROOT / "benchmarks" / "heldout").iterdir() if p.is_dir()) \
+                if args.heldout else []:
+            if (args.heldout / folder.name / "data").is_dir():
+                part = heldout_rows(folder)
+                measure_site(args.heldout / folder.name / "data", part, args.embedding_model,
+                             args.work / f"{folder.name}-chunks.json")
+                figures = per_kind(part, shipped, answerability.THRESHOLD, FITTED)
+                print(f"  {folder.name:10s} shipped, held out {figures}")
         if args.reader_dir:
             veto_grid(site_data)
         return
