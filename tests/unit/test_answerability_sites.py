@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.answerability import answering_threshold, balanced_threshold, per_kind, site_rows
+from benchmarks.answerability import answering_threshold, balanced_threshold, heldout_rows, per_kind, site_rows
 
 NAMES = ("cosine",)
 
@@ -25,6 +25,17 @@ def test_site_questions_are_labelled_in_scope_near_miss_or_far_off(tmp_path: Pat
     (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in lines) + "\n")
     rows = site_rows(tmp_path, "docs")
     assert [(r["kind"], r["label"]) for r in rows] == [("in_scope", 1), ("near_miss", 0), ("far_off", 0)]
+
+
+def test_held_out_questions_are_labelled_like_the_shared_sites(tmp_path: Path) -> None:
+    lines = [{"question": "How do I retry?", "expected": "GROUNDED", "kind": "howto"},
+             {"question": "Who maintains it?", "expected": "NOT_FOUND", "kind": "near_miss"},
+             {"question": "Capital of Peru?", "expected": "NOT_FOUND", "kind": "far_off"},
+             {"question": "Which of these?", "expected": "GROUNDED", "selection_file": "a.md"}]
+    (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in lines) + "\n")
+    rows = heldout_rows(tmp_path)
+    assert [(r["set"], r["kind"], r["label"]) for r in rows] == [
+        (tmp_path.name, "in_scope", 1), (tmp_path.name, "near_miss", 0), (tmp_path.name, "far_off", 0)]
 
 
 def test_per_kind_counts_answered_in_scope_and_refused_others() -> None:
