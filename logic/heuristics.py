@@ -77,6 +77,8 @@ _EMPTY_HEADS = {"way", "ways", "thing", "things"}
 # "one of them", "which of these": a part of the earlier topic's plural, whose pronoun is swapped for it.
 _PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many|most|few|which|two|three)\s+of\s+"
                       r"(them|these|those)\b", re.IGNORECASE)
+# "that version", "this method": a demonstrative before a noun the earlier topic's phrase ends in or holds.
+_SAME_NOUN = re.compile(r"\b(?:this|that|these|those)\s+([a-z]+)\b", re.IGNORECASE)
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -155,6 +157,12 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         if whole and _PLURAL_NOUN.fullmatch(whole.split()[-1]):  # "one of the workspaces", never "one of the repo"
             whole = whole if _DETERMINER.match(whole) else f"the {whole}"  # "each of the integration tests"
             return question[:part.start(1)] + whole + question[part.end(1):]
+    same = _SAME_NOUN.search(question)
+    if same and subject and _names_noun(subject, same.group(1)) \
+            and not _REFERRING.search(_ONE.sub("", question[:same.start()] + question[same.end():])):
+        # "Once it's stable, how do I make that version the default one?" → "… make the beta version of my
+        # package the default one?": the phrase that named the version, not the earlier question in brackets.
+        return question[:same.start()] + subject + question[same.end():]
     if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     match = _REPLACEABLE.search(question)
@@ -167,6 +175,16 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         subject = _plural_subject(subject, previous_query)
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
     return question[: match.start()] + replacement + rest
+
+
+# "the default one", "a newer one": "one" standing for a noun of the same sentence, not for the earlier topic.
+_ONE = re.compile(r"\b(?:the|a|an)\s+(?:[a-z]+\s+)?one\b", re.IGNORECASE)
+
+
+def _names_noun(subject: str, noun: str) -> bool:
+    """Tell whether the earlier topic's phrase holds `noun` as a word of its own, singular or plural."""
+    stem = noun.lower().removesuffix("s")
+    return re.search(rf"\b{re.escape(stem)}s?\b", subject.lower()) is not None
 
 
 def as_asked(question: str, query: str) -> str:

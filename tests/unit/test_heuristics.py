@@ -139,6 +139,11 @@ def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(ques
      "How do I add lodash as a dependency of just one of the workspaces?"),
     ("Is each of them run in parallel?", "Where should integration tests go?",
      "Is each of the integration tests run in parallel?"),
+    # "that version" is the version the earlier question named, with what it said of it.
+    ("Once it's stable, how do I make that version the default one?", "How do I publish a beta version of my package?",
+     "Once it's stable, how do I make the beta version of my package the default one?"),
+    ("Does that validator run before the field?", "How do I add a custom validator to a single field?",
+     "Does the custom validator run before the field?"),
     # The object ends at a preposition such as "into" or "using".
     ("Can I use it with pnpm?", "How do I link my library into another project?", "Can I use my library with pnpm?"),
     # "it's" is "it is": the verb stays.
