@@ -112,6 +112,25 @@ def asked_part(question: str, words: int = 0) -> str:
     return " ".join(parts[first:])
 
 
+# "…a single RTX 4090. How many parallel environments should we run on it?", "…only NTLM or Kerberos. How do I
+# configure ProxyAgent for that?": a pronoun after a preposition, ending its phrase, points back into the story.
+_BACK_REFERENCE = re.compile(r"\b(?:on|for|with|to|in|about|from|of|into|at)\s+(?:it|them|that|this)\b"
+                             r"(?!\s+[a-z]+\s)", re.IGNORECASE)
+
+
+def asked_about(question: str) -> str:
+    """Return what the question asks about: its ask (`asked_part`), and the sentence before when the ask points back.
+
+    What "run on it" runs on is named in the sentence before: its names and words are asked about too.
+    """
+    ask = asked_part(question)
+    if ask == question or not _BACK_REFERENCE.search(ask):
+        return ask
+    parts = [p for p in SENTENCE_END.split(question.strip()) if p.strip()]
+    told = len(parts) - len([p for p in SENTENCE_END.split(ask.strip()) if p.strip()])
+    return " ".join(parts[max(told - 1, 0):])
+
+
 def spelled_out(query: str, text: str) -> dict[str, list[str]]:
     """Return the acronyms `text` uses for phrases the question spells out, with their words' terms.
 
@@ -173,7 +192,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
       the asked part's terms when that share is higher (the user's story is theirs to tell, not the docs').
     - names_missing: share of the names the question asks about (Zenoh, Raspberry Pi 5, ros1_bridge) that
       the best sections never mention: the asked-for tool or version is elsewhere or nowhere. Names in the
-      sentences that set out the user's situation before the question are theirs, not asked about (`asked_part`),
+      sentences that set out the user's situation before the question are theirs, not asked about (`asked_about`),
       and a capitalised word of `ordinary` English that the site uses is its vocabulary, not a name (`everyday`).
     - unknown: IDF-weighted share of the question's terms that the index never uses, counting only the asked
       part's: "my record shop" in the story before the question is the user's, not something the docs lack.
@@ -198,12 +217,13 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
     if acronyms:  # judge "adaptive Monte Carlo localization" as the "AMCL" the sections use
         query_terms = [t for t in query_terms if t not in spelled] + list(acronyms)
     # The story's words stay in the total: a long story never makes the asked words weigh more.
-    asked_terms = set(terms(asked_part(query))) | set(acronyms)
+    asked = asked_about(query)
+    asked_terms = set(terms(asked)) | set(acronyms)
     # A section that holds what is asked covers the question, whatever of the user's story it lacks ("…the Docker
     # daemon over /var/run/docker.sock. How do I point a Client at a Unix socket?").
     asked_only = [t for t in query_terms if t in asked_terms]
     coverage = max(lexicon.coverage(wanted, section_text(c)) for c in top for wanted in (query_terms, asked_only))
-    named = [n for n in names(asked_part(query)) if not everyday(n, ordinary, lexicon)]
+    named = [n for n in names(asked) if not everyday(n, ordinary, lexicon)]
     missing = [n for n in named if not writes(n, joined, spelled)]
     weights = {t: lexicon.idf(t) for t in query_terms}
     total = sum(weights.values())
@@ -212,7 +232,7 @@ def features(query: str, best: Sequence[Chunk], lexicon: Lexicon,
         if total > 0 else 0.0
     # Title and headings on lines of their own: "pyrefly Type checker" joined is no release named "Type".
     # Asked, not told: "…to how many copies we've sold. Is there a tidier way…?" asks for no count.
-    type_missing = asked_type.missing(asked_part(query),
+    type_missing = asked_type.missing(asked,
                                       ["\n".join([c["title"], *c["heading_hierarchy"], c["text"]]) for c in top])
     drift = off_topic_of(top[0]) if off_topic_of is not None else 0.0
     found = {"cosine": round(cosine, 4), "coverage": round(coverage, 4),

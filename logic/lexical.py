@@ -46,7 +46,7 @@ def _plain(word: str) -> list[str]:
     base = word.removesuffix("est")
     if base == word or len(base) < 4:
         return []
-    forms = [base, base + "e"]  # "quickest", "latest"
+    forms = [base, base + "e"]  # "quickest", "largest"
     if base.endswith("i"):
         forms.append(base[:-1] + "y")  # "easiest"
     if base[-1] == base[-2]:

@@ -264,3 +264,18 @@ def test_a_section_holding_the_ask_covers_a_question_that_tells_a_story_first() 
     # A one-sentence question is all ask: its every word counts.
     whole = "How do I point a client at a Unix socket from the Docker daemon over TCP?"
     assert features(whole, hits, lex)["coverage"] < 0.6
+
+
+def test_an_ask_that_points_back_asks_about_what_the_story_named() -> None:
+    from logic.answerability import asked_about, features
+
+    lex = lexical.build(["parallel environments num_envs training", "isaac lab", "gpu memory"])
+    hits = [chunk("rl.md", 0.6, "Isaac Lab trains many parallel environments at once: set num_envs in the config.")]
+    story = "We have a single RTX 4090 for Isaac Lab training. How many parallel environments should we run on it?"
+    # What "run on it" runs on is the RTX 4090: a name the section never writes (Isaac Lab it does).
+    assert asked_about(story) == story
+    assert features(story, hits, lex)["names_missing"] == 0.5
+    # An ask that does not point back leaves the story the user's own, as before.
+    told = "We have a single RTX 4090 for Isaac Lab training. How many parallel environments should we run?"
+    assert asked_about(told) == "How many parallel environments should we run?"
+    assert features(told, hits, lex)["names_missing"] == 0.0
