@@ -161,7 +161,10 @@ def resolve_threshold(configured: float | None, info: dict[str, Any] | None, emb
     if configured is not None:
         return configured, "set in the context"
     if info:
-        return threshold(info), "calibrated for this index" if info.get("calibration") else "the embedder's default"
+        if (info.get("calibration") or {}).get("gate") == answerability.GATE_VERSION:
+            return threshold(info), "calibrated for this index"
+        stale = " (the index's calibration was for an earlier gate: calibrate again)" if info.get("calibration") else ""
+        return threshold(info), f"the embedder's default{stale}"
     return default_threshold(embedding_model), "default; nothing ingested yet"
 
 

@@ -45,6 +45,10 @@ def test_a_copied_default_threshold_follows_the_shipped_default_but_a_calibratio
     stale = {**info, "calibration": {"balanced_accuracy": 1.0}}
     assert manifest.threshold(stale) == manifest.default_threshold("local/all-MiniLM-L6-v2")
 
+    # Why the turn gates with the default, said where `rag-agent config` shows it.
+    assert manifest.resolve_threshold(None, {**info, "calibration": calibrated}, "")[1] == "calibrated for this index"
+    assert "calibrate again" in manifest.resolve_threshold(None, stale, "")[1]
+    assert manifest.resolve_threshold(None, info, "")[1] == "the embedder's default"
 
 def test_config_shows_an_ingested_collection(data_dir: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = config(capsys, "--data-dir", data_dir)
