@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from logic.annotations import markdown_link
-from logic.answerability import asked_part
+from logic.answerability import asked_about, asked_part
 from logic.filters import describe, module_of
 from logic.hygiene import safe_url
 from logic.types import Chunk, NotFound, Section
@@ -30,7 +30,8 @@ ASK_WORDS = 2
 def named_ask(question: str) -> str:
     """Return the part of a question to name back to the user: its ask, without end punctuation, at most ASK_CHARS."""
     ask = asked_part(question).strip().rstrip("?.! ")
-    told = asked_part(question, ASK_WORDS).strip().rstrip("?.! ")
+    # An ask that points back ("…for that?") is named with the sentence it points to.
+    told = max(asked_part(question, ASK_WORDS), asked_about(question), key=len).strip().rstrip("?.! ")
     if told != ask and len(told) > ASK_CHARS:  # the story cut from the front: the ask itself is what must show
         return "… " + told[-ASK_CHARS:].split(" ", 1)[-1].lstrip(",;: ")
     return told if len(told) <= ASK_CHARS else told[:ASK_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"

@@ -121,6 +121,9 @@ def test_an_ask_that_names_nothing_is_named_with_the_sentence_before_it() -> Non
     long = "Our service logs " + ", ".join(["a great deal of structured data"] * 6) + ". How?"
     assert hedge(long).startswith("The documentation does not directly answer “… ")
     assert hedge(long).endswith("data. How”; the closest it comes is:")
+    # An ask that points back ("…for that?") is named with the sentence it points to.
+    told = "Our proxy only allows NTLM logins. How do I configure ProxyAgent for that?"
+    assert hedge(told) == f"The documentation does not directly answer “{told[:-1]}”; the closest it comes is:"
 
 def test_not_found_without_retrieved_chunks_lists_nothing() -> None:
     out = generate_not_found({"retrieval_query": "drones?", "retrieved": []})
