@@ -130,6 +130,11 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
     # near misses in the site's own words; their kinds carry "_users" so each set's figures stay apart.
     users = ROOT / "benchmarks" / "tuning" / site / "questions.jsonl"
     files += [(users, "_users")] if users.is_file() else []
+    return _labelled(files, site)
+
+
+def _labelled(files: list[tuple[Path, str]], site: str) -> list[dict[str, Any]]:
+    """Return the single questions of (file, refusal kind) pairs, each with its label and kind."""
     rows = []
     for path, refusal in files:
         for line in path.read_text().splitlines():
@@ -149,15 +154,7 @@ def site_rows(shared: Path, site: str) -> list[dict[str, Any]]:
 
 def heldout_rows(folder: Path) -> list[dict[str, Any]]:
     """Return a held-out site's single questions (benchmarks/heldout/<site>/questions.jsonl), labelled as site_rows."""
-    rows = []
-    for line in (folder / "questions.jsonl").read_text().splitlines():
-        q = json.loads(line) if line.strip() else {}
-        if not q.get("question") or q.get("selection_file"):
-            continue
-        answerable = q.get("expected") == "GROUNDED"
-        kind = "in_scope" if answerable else "near_miss" if q.get("kind") == "near_miss" else "far_off"
-        rows.append({"question": q["question"], "label": int(answerable), "set": folder.name, "kind": kind})
-    return rows
+    return _labelled([(folder / "questions.jsonl", "")], folder.name)
 
 
 def read_site(data_dir: Path, rows: list[dict[str, Any]], model: str, reader: Path | None,

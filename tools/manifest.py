@@ -146,12 +146,17 @@ def default_threshold(embedding_model: str) -> float:
     return CALIBRATED_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)
 
 
+def _calibrated(info: dict[str, Any]) -> bool:
+    """Tell whether the collection's threshold was calibrated for the gate score in use."""
+    return (info.get("calibration") or {}).get("gate") == answerability.GATE_VERSION
+
+
 def threshold(info: dict[str, Any]) -> float:
     """Return a collection's gate threshold: its own calibration if it has one, else the embedder's default."""
     # Only a calibration is specific to the index; a copied default would go stale when the
     # shipped default is re-measured (as when the gate's confidence score changed).
     # A calibration of another gate score (the cosine-based one before answerability-1) no longer applies.
-    if (info.get("calibration") or {}).get("gate") == answerability.GATE_VERSION:
+    if _calibrated(info):
         return float(info["threshold"])
     return default_threshold(str(info["embedding_model"]))
 
@@ -161,7 +166,7 @@ def resolve_threshold(configured: float | None, info: dict[str, Any] | None, emb
     if configured is not None:
         return configured, "set in the context"
     if info:
-        if (info.get("calibration") or {}).get("gate") == answerability.GATE_VERSION:
+        if _calibrated(info):
             return threshold(info), "calibrated for this index"
         stale = " (the index's calibration was for an earlier gate: calibrate again)" if info.get("calibration") else ""
         return threshold(info), f"the embedder's default{stale}"
