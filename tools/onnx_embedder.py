@@ -39,14 +39,17 @@ class OnnxMiniLM(Embeddings):
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         # Pad to the longest text of a batch, not the file's fixed 128: short queries stay cheap.
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer_file = tokenizer_file
+        self._shorter: dict[int, Any] = {}  # tokenizers that keep a text's first n word pieces, by n
+        self._shorter_lock = threading.Lock()
         self._queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         self._queries_lock = threading.Lock()
 
-    def _batch(self, texts: list[str]) -> list[list[float]]:
-        """Embed one batch of texts."""
+    def _batch(self, texts: list[str], tokenizer: Any = None) -> list[list[float]]:
+        """Embed one batch of texts (with `tokenizer`, one that truncates sooner)."""
         import numpy as np
 
-        encoded = self._tokenizer.encode_batch(texts)
+        encoded = (tokenizer or self._tokenizer).encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         hidden: Any = self._session.run(
@@ -59,11 +62,28 @@ class OnnxMiniLM(Embeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed chunks, batching texts of similar length so little time goes to padding."""
+        return self._embed(texts)
+
+    def embed_openings(self, texts: list[str], tokens: int) -> list[list[float]]:
+        """Embed each text's opening: its first `tokens` word pieces, the model's start and end marks included."""
+        with self._shorter_lock:
+            shorter = self._shorter.get(tokens)
+            if shorter is None:
+                from tokenizers import Tokenizer
+
+                shorter = Tokenizer.from_file(str(self._tokenizer_file))
+                shorter.enable_truncation(max_length=tokens)
+                shorter.enable_padding(pad_id=0, pad_token="[PAD]")
+                self._shorter[tokens] = shorter
+        return self._embed(texts, shorter)
+
+    def _embed(self, texts: list[str], tokenizer: Any = None) -> list[list[float]]:
+        """Embed texts in batches of similar length, in their order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), BATCH_SIZE):
             batch = order[start:start + BATCH_SIZE]
-            for index, vector in zip(batch, self._batch([texts[i] for i in batch]), strict=True):
+            for index, vector in zip(batch, self._batch([texts[i] for i in batch], tokenizer), strict=True):
                 vectors[index] = vector
         return vectors
 

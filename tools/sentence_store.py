@@ -37,6 +37,11 @@ log = logging.getLogger(__name__)
 KEYS, INDEX, VECTORS, META = "sentence_keys.npy", "sentence_index.npy", "sentence_vectors.f16", "sentence_meta.json"
 # The answerer scores the first this many characters of a unit (logic/extractive.py `extract_answer`).
 SCORED_CHARS = 1000
+# ...and the embedder reads the first this many word pieces of those: a passage's opening says what it is about
+# (the sentence before a list or a command, a paragraph's topic sentence). On the sites benchmark's in-scope
+# questions the answers held their keywords as often as with whole passages (0.707 against 0.700 over eleven
+# sets; 48 and 64 word pieces: 0.700), and the passages embed in half the time (docs/benchmarks.md).
+PASSAGE_TOKENS = 32
 # Chunks read per embedding call at ingest: RAM holds a batch of texts, not the index's.
 _ROWS = 512
 
@@ -60,12 +65,20 @@ def _chunk_texts(payloads: Path) -> Iterator[str]:
             yield str(metadata.get("text", ""))
 
 
+def embed(embeddings: Embeddings, texts: list[str]) -> list[list[float]]:
+    """Embed passages as the store holds them: their openings where the embedder can cut them, else whole."""
+    openings = getattr(embeddings, "embed_openings", None)
+    return openings(texts, PASSAGE_TOKENS) if openings is not None else embeddings.embed_documents(texts)
+
+
 class Store:
     """A snapshot's passage vectors, memory-mapped: a lookup reads a few pages, not the file."""
 
     def __init__(self, folder: Path) -> None:
         meta = json.loads((folder / META).read_text())
         self.model, dimension = str(meta["model"]), int(meta["dimension"])
+        # Word pieces each vector read; a store written before openings were embedded has whole passages (None).
+        self.tokens: int | None = meta.get("tokens")
         self.keys: np.ndarray[Any, Any] = np.load(folder / KEYS, mmap_mode="r")
         self.index: np.ndarray[Any, Any] = np.load(folder / INDEX, mmap_mode="r")
         self.vectors: np.ndarray[Any, Any] = (
@@ -84,7 +97,11 @@ class Store:
 
 
 def open_store(folder: Path, model: str) -> Store | None:
-    """Open a snapshot's passage vectors of `model`; None for a snapshot written without them (or another model's)."""
+    """Open a snapshot's passage vectors of `model`; None for a snapshot written without them (or another model's).
+
+    A store written before openings were embedded holds whole passages' vectors: turns still read them (as good
+    for choosing, measured), and the next snapshot embeds its passages' openings anew rather than copy them.
+    """
     if not (folder / META).exists():
         return None
     store = Store(folder)
@@ -101,6 +118,8 @@ def write(folder: Path, embeddings: Embeddings, model: str, previous: Path | Non
         old = open_store(previous, model) if previous is not None and previous.is_dir() else None
     except (OSError, ValueError, KeyError):  # a damaged previous store: its passages are embedded again
         old = None
+    if old is not None and old.tokens != PASSAGE_TOKENS:  # whole passages' vectors: the new store holds openings
+        old = None
     seen: set[int] = set()
     keys: list[int] = []
     pending: list[tuple[int, str]] = []
@@ -116,7 +135,7 @@ def write(folder: Path, embeddings: Embeddings, model: str, previous: Path | Non
             found: list[np.ndarray[Any, Any] | None] = (
                 old.get([k for k, _ in pending]) if old is not None else [None] * len(pending))
             missing = [i for i, vector in enumerate(found) if vector is None]
-            fresh = embeddings.embed_documents([pending[i][1] for i in missing]) if missing else []
+            fresh = embed(embeddings, [pending[i][1] for i in missing]) if missing else []
             for i, vector in zip(missing, fresh, strict=True):
                 found[i] = np.asarray(vector, dtype=np.float32)
             embedded += len(missing)
@@ -140,7 +159,8 @@ def write(folder: Path, embeddings: Embeddings, model: str, previous: Path | Non
     np.save(folder / INDEX, order.astype(np.int64))
     np.save(folder / KEYS, np.asarray(keys, dtype=np.uint64)[order])
     # Last: a folder with the meta file has all three.
-    (folder / META).write_text(json.dumps({"model": model, "dimension": dimension[0] if dimension else 0}))
+    (folder / META).write_text(json.dumps({"model": model, "dimension": dimension[0] if dimension else 0,
+                                           "tokens": PASSAGE_TOKENS}))
     log.info("passage vectors: %d texts, %d embedded, %d reused", len(keys), embedded, len(keys) - embedded)
     return embedded
 
@@ -173,8 +193,7 @@ def cosines(embeddings: Embeddings, store: Store | None, query: str, texts: list
     found: list[np.ndarray[Any, Any] | None] = (
         store.get([key(t) for t in texts]) if store is not None else [None] * len(texts))
     missing = [i for i, vector in enumerate(found) if vector is None]
-    for i, vector in zip(missing, embeddings.embed_documents([texts[i] for i in missing]) if missing else [],
-                         strict=True):
+    for i, vector in zip(missing, embed(embeddings, [texts[i] for i in missing]) if missing else [], strict=True):
         found[i] = np.asarray(vector, dtype=np.float32)
     matrix = np.stack([np.asarray(v, dtype=np.float32) for v in found])
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query_vector))

@@ -1,4 +1,4 @@
-"""The bundled embedder remembers recent queries: a turn's question is embedded once, not per node."""
+"""The bundled embedder: recent queries remembered, passages embedded by their openings."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ def test_a_repeated_query_is_embedded_once_and_callers_get_their_own_copy(monkey
     runs: list[list[str]] = []
     real = model._batch
 
-    def counted(texts: list[str]) -> Any:
+    def counted(texts: list[str], tokenizer: Any = None) -> Any:
         runs.append(texts)
-        return real(texts)
+        return real(texts, tokenizer)
     monkeypatch.setattr(model, "_batch", counted)
     first = model.embed_query("How are launch arguments declared in a remembered-query test?")
     first[0] += 1.0  # a caller's copy: changing it changes nothing remembered
@@ -31,3 +31,21 @@ def test_a_repeated_query_is_embedded_once_and_callers_get_their_own_copy(monkey
     runs.clear()
     model.embed_query("How are launch arguments declared in a remembered-query test?")
     assert len(runs) == 1
+
+
+def test_an_opening_is_embedded_without_what_follows_it() -> None:
+    model = get_embeddings(LOCAL_MODEL)
+    assert isinstance(model, onnx_embedder.OnnxMiniLM)
+    short = "Run mkdocs serve to preview the site."
+    long = ("To preview the site while you write, run the development server from the project folder; it rebuilds "
+            "the pages whenever a file changes and reloads the browser")
+    longer = long + " and it also serves the theme's static files, the search index and every extra page you add."
+    # A text shorter than the opening is embedded whole; a longer one only as far as its opening.
+    assert model.embed_openings([short], 32)[0] == pytest.approx(model.embed_documents([short])[0], abs=1e-5)
+    opened = model.embed_openings([long, longer], 32)
+    assert opened[0] == pytest.approx(opened[1], abs=1e-5)
+    assert model.embed_documents([longer])[0] != pytest.approx(opened[1], abs=1e-3)
+    # Batches mixing lengths give each text its own vector, in order.
+    mixed = model.embed_openings([longer, short], 32)
+    assert mixed[0] == pytest.approx(opened[1], abs=1e-5)
+    assert mixed[1] == pytest.approx(model.embed_documents([short])[0], abs=1e-5)

@@ -98,3 +98,39 @@ def test_a_new_snapshot_embeds_only_the_passages_the_previous_one_lacks(tmp_path
 
 def test_a_snapshot_without_passage_vectors_is_read_as_none(tmp_path: Path) -> None:
     assert sentence_store.open_store(snapshot(tmp_path / "old", CHUNKS), "local/all-MiniLM-L6-v2") is None
+
+
+class Openings(Counting):
+    """A hash embedder that can embed a text's opening: its first `tokens` words."""
+
+    def embed_openings(self, texts: list[str], tokens: int) -> list[list[float]]:
+        """Embed each text's first words."""
+        return self.embed_documents([" ".join(t.split()[:tokens]) for t in texts])
+
+
+def test_passages_are_stored_and_scored_by_their_openings(tmp_path: Path) -> None:
+    embeddings = Openings()
+    sentence_store.write(snapshot(tmp_path / "s", CHUNKS), embeddings, "hash/64")
+    store = sentence_store.open_store(tmp_path / "s", "hash/64")
+    assert store is not None and store.tokens == sentence_store.PASSAGE_TOKENS
+    query = "When should I use an action instead of a service?"
+    texts = asked(query, CHUNKS)
+    embeddings.documents = 0
+    stored = sentence_store.cosines(embeddings, store, query, texts)
+    assert embeddings.documents == 0
+    assert stored == pytest.approx(sentence_store.cosines(embeddings, None, query, texts), abs=2e-3)
+    # A passage is scored by its opening: words past it change nothing.
+    opening = " ".join(f"word{n}" for n in range(sentence_store.PASSAGE_TOKENS))
+    assert sentence_store.cosines(embeddings, None, query, [opening, opening + " and a long tail"]) == \
+        pytest.approx([sentence_store.cosines(embeddings, None, query, [opening])[0]] * 2, abs=1e-6)
+
+
+def test_a_store_of_whole_passages_is_read_but_not_copied_into_the_next(tmp_path: Path) -> None:
+    embeddings = Openings()
+    sentence_store.write(snapshot(tmp_path / "old", CHUNKS), embeddings, "hash/64")
+    meta = tmp_path / "old" / sentence_store.META
+    meta.write_text(json.dumps({k: v for k, v in json.loads(meta.read_text()).items() if k != "tokens"}))
+    old = sentence_store.open_store(tmp_path / "old", "hash/64")
+    assert old is not None and old.tokens is None  # an index from before still answers without embedding
+    again = sentence_store.write(snapshot(tmp_path / "new", CHUNKS), embeddings, "hash/64", previous=tmp_path / "old")
+    assert again == len({t for c in CHUNKS for t in sentence_store.scored_texts(c)})
