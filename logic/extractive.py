@@ -208,6 +208,9 @@ def _titled(title: str, quote: str) -> str:
 # A quote's prose is bounded (code and tables are bounded by lines in logic/passages.py); a passage shorter
 # than SHORT_PASSAGE words is a lead-in or a one-liner, completed by what follows it in its chunk.
 MAX_WORDS = 120
+# A sentence opening on a word that refers to the sentence before it.
+_POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
+                          r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)
 SHORT_PASSAGE = 40
 RUNNER_UP_WORDS = 40
 RUNNER_UPS = 2
@@ -231,9 +234,14 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
     key = _key(candidates, k)
     members = [j for j in range(len(candidates)) if _key(candidates, j) == key]
     picked = [k]
-    # Grow around k: forward first (the key line usually follows its topic sentence), then backward.
+    # A sentence opening on a word that points back ("In this mode, …", "However, …") comes with the unit before it
+    # in its section, which says what it means.
+    unit = candidates[k][1]
+    if unit.kind == "sentence" and _POINTS_BACK.match(unit.body) and k > 0 and _adjacent(candidates, k - 1, k):
+        picked.insert(0, k - 1)
+    # Grow around them: forward first (the key line usually follows its topic sentence), then backward.
     ahead = [j for j in members if j > k]
-    behind = [j for j in reversed(members) if j < k]
+    behind = [j for j in reversed(members) if j < picked[0]]
     for j in [*ahead, *behind]:
         if _words(candidates, [*picked, j]) > max_words and candidates[j][1].kind == "sentence":
             if j > k:
@@ -251,22 +259,26 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
     # FOLLOWING_BLOCKS), and the next paragraph while the quote is still a lead-in or a one-liner.
     chunk, blocks = candidates[k][0], 0
     for j in range(picked[-1] + 1, len(candidates)):
-        unit, previous = candidates[j][1], candidates[j - 1][1]
-        if candidates[j][0] != chunk or unit.position != previous.position + 1 or unit.section != previous.section:
+        if candidates[j][0] != chunk or not _adjacent(candidates, j - 1, j):
             break
-        if unit.kind != "sentence" and blocks < FOLLOWING_BLOCKS:
+        if candidates[j][1].kind != "sentence" and blocks < FOLLOWING_BLOCKS:
             blocks += 1
         elif _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [*picked, j]) > max_words:
             break
         picked.append(j)
     # Still a one-liner (a setting's second paragraph): what comes before it in its section says what it is.
     for j in range(picked[0] - 1, -1, -1):
-        unit, after = candidates[j][1], candidates[j + 1][1]
-        if candidates[j][0] != chunk or after.position != unit.position + 1 or unit.section != after.section \
+        if candidates[j][0] != chunk or not _adjacent(candidates, j, j + 1) \
                 or _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [j, *picked]) > max_words:
             break
         picked.insert(0, j)
     return picked
+
+
+def _adjacent(candidates: list[Candidate], j: int, k: int) -> bool:
+    """Tell whether unit j directly precedes unit k in the same chunk and section."""
+    (chunk_j, before), (chunk_k, after) = candidates[j], candidates[k]
+    return chunk_j == chunk_k and after.position == before.position + 1 and after.section == before.section
 
 
 def _asks(unit: Unit) -> bool:

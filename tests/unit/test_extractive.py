@@ -311,6 +311,23 @@ def test_a_one_line_answer_is_quoted_with_the_paragraph_before_it_in_its_section
     assert "`IP:PORT`" in answer and "custom default" in answer and "colours" not in answer
 
 
+def test_a_sentence_that_points_back_is_quoted_with_the_one_it_points_to() -> None:
+    # Long enough that the quote would not reach back for a one-liner's context.
+    chunk = ("The default mode for union validation is `smart`.\n\n"
+             "In this mode, the validator tries every member of the union and keeps the best match for the input, "
+             "preferring exact type matches, then strict matches, then lax ones, so that the result does not depend "
+             "on the order in which the members were written, which is what most models want from a union field. "
+             "The exact rules may change between minor releases as the matching improves.\n\n"
+             "## Field order\n\nFields keep the order they are declared in.")
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if t.startswith("In this mode") else 0.1 for t in texts]
+
+    answer = render(extract_answer("Which mode validates unions by default, and how does it choose a member?",
+                                   [chunk], similarity=similarity))
+    assert answer.index("is `smart`") < answer.index("In this mode") and "declared in" not in answer
+
+
 def test_an_answer_split_over_three_sections_quotes_each_of_them() -> None:
     chunks = ["Isaac Sim needs an NVIDIA RTX graphics card to render its scenes.",
               "Isaac Sim needs at least 32 GB of memory for larger scenes.",
