@@ -208,13 +208,13 @@ def _titled(title: str, quote: str) -> str:
 # A quote's prose is bounded (code and tables are bounded by lines in logic/passages.py); a passage shorter
 # than SHORT_PASSAGE words is a lead-in or a one-liner, completed by what follows it in its chunk.
 MAX_WORDS = 120
-# A sentence opening on a word that refers to the sentence before it.
-_POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
-                          r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)
 SHORT_PASSAGE = 40
 RUNNER_UP_WORDS = 40
 RUNNER_UPS = 2
 Candidate = tuple[int, Unit]
+# A sentence opening on a word that refers to the sentence before it.
+_POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
+                          r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)
 
 
 def _key(candidates: list[Candidate], k: int) -> tuple[int, int]:
@@ -257,9 +257,9 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
         return picked
     # What directly follows in the same chunk belongs to the step: the blocks after "add this:" (at most
     # FOLLOWING_BLOCKS), and the next paragraph while the quote is still a lead-in or a one-liner.
-    chunk, blocks = candidates[k][0], 0
+    blocks = 0  # adjacent units share k's chunk and section
     for j in range(picked[-1] + 1, len(candidates)):
-        if candidates[j][0] != chunk or not _adjacent(candidates, j - 1, j):
+        if not _adjacent(candidates, j - 1, j):
             break
         if candidates[j][1].kind != "sentence" and blocks < FOLLOWING_BLOCKS:
             blocks += 1
@@ -268,7 +268,7 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
         picked.append(j)
     # Still a one-liner (a setting's second paragraph): what comes before it in its section says what it is.
     for j in range(picked[0] - 1, -1, -1):
-        if candidates[j][0] != chunk or not _adjacent(candidates, j, j + 1) \
+        if not _adjacent(candidates, j, j + 1) \
                 or _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [j, *picked]) > max_words:
             break
         picked.insert(0, j)
