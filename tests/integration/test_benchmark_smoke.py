@@ -36,6 +36,9 @@ def test_scale(tmp_path: Path) -> None:
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["chunks"] >= 400 and figures["search_p50_ms"] > 0 and figures["turn_p50_ms"] > 0
     assert 0 < figures["ingest_vs_raw_embedder"] <= 1 and figures["build_rss_mb"] > 0
+    # The hash embedder gets no passage vectors, so the passages cost it nothing.
+    assert figures["passages_ms_per_chunk"] == 0
+    assert figures["ingest_vs_raw_embedder_with_passages"] == figures["ingest_vs_raw_embedder"]
 
 
 def test_warm_turn(tmp_path: Path) -> None:
