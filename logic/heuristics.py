@@ -72,7 +72,7 @@ _BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "s
 # swap, so the earlier question is kept beside it.
 _ELLIPSIS = re.compile(r"^\s*(?:and|but|also)\s+(?:for|with|without|about|on|in)\b[^.!?]*\??\s*$", re.IGNORECASE)
 # "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
-# the earlier question is appended instead.
+# "it" then stands for the asked action (`action_of`), else the earlier question is appended.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}
 # "one of them", "which of these": a part of the earlier topic's plural, whose pronoun is swapped for it.
 _PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many|most|few|which|two|three)\s+of\s+"
@@ -163,11 +163,15 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         # "Once it's stable, how do I make that version the default one?" → "… make the beta version of my
         # package the default one?": the phrase that named the version, not the earlier question in brackets.
         return question[:same.start()] + subject + question[same.end():]
+    match = _REPLACEABLE.search(question)
+    word = match.group(1).lower() if match else ""
+    if not subject and word in _ACTION_PRONOUNS and not plural:
+        # "Does it also make a git commit?" after "What's the quickest way to bump my package?": with no object to
+        # name, the pronoun stands for the asked action itself ("Does bumping my package also make …").
+        subject = action_of(previous_query)
     if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
-    match = _REPLACEABLE.search(question)
     assert match is not None
-    word = match.group(1).lower()
     rest = question[match.end():]
     if word == "it" and _ITS_VERB.match(rest):  # "What if it's an organization site?" → "… my docs is …"
         return f"{question[: match.start()]}{subject} is{rest[2:]}"
@@ -175,6 +179,35 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         subject = _plural_subject(subject, previous_query)
     replacement = f"{subject}'s" if word in {"its", "their"} else subject
     return question[: match.start()] + replacement + rest
+
+
+# "How do I bump my package?", "What's the quickest way to bump my package?": the asked action, its verb and the rest.
+_HOW_TO = re.compile(r"^\s*(?:and\s+)?(?:how\s+(?:do|can|could|should|would|will)\s+(?:i|we|you)|"
+                     r"(?:what(?:'s|’s|\s+is)|is\s+there)\s+(?:the|a|an)\s+(?:[a-z]+\s+)?ways?\s+to)\s+"
+                     r"([a-z]+)\b\s*(.*?)[\s?.!]*$", re.IGNORECASE)
+# Pronouns that can stand for an action ("does it also tag", "is that safe"), unlike "they" or "its".
+_ACTION_PRONOUNS = {"it", "this", "that"}
+_VOWELS = "aeiou"
+
+
+def gerund(verb: str) -> str:
+    """Return a verb's -ing form by the spelling rules ("make" → "making", "get" → "getting", "tie" → "tying")."""
+    word = verb.lower()
+    if word.endswith("ie"):
+        return word[:-2] + "ying"
+    if word.endswith("e") and not word.endswith(("ee", "ye", "oe")) and len(word) > 2:
+        return word[:-1] + "ing"
+    # One syllable ending consonant-vowel-consonant doubles its consonant ("run" → "running"), never w, x or y.
+    if (len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS
+            and sum(c in _VOWELS for c in word) == 1):
+        return word + word[-1] + "ing"
+    return word + "ing"
+
+
+def action_of(query: str) -> str:
+    """Return the action a how-to question asks about as a gerund phrase ("bumping my package"); "" for others."""
+    found = _HOW_TO.match(asked_part(query))
+    return f"{gerund(found.group(1))} {found.group(2)}".strip() if found else ""
 
 
 # "the default one", "a newer one": "one" standing for a noun of the same sentence, not for the earlier topic.

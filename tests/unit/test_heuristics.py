@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic.heuristics import chitchat_reply, is_followup, rewrite_followup, subject_of
+from logic.heuristics import chitchat_reply, gerund, is_followup, rewrite_followup, subject_of
 
 
 @pytest.mark.parametrize("text", ["hi", "Hello!", "hey there", "Good morning", "HELLO", "hi bot"])
@@ -164,10 +164,9 @@ def test_pronoun_before_a_verb_is_replaced() -> None:
     # A yes/no question names no topic to swap in: "its handshake" is the client's, not undici's.
     ("Can I send an Authorization header during its handshake?", "Does undici ship a WebSocket client?"),
     ("How long does it wait between attempts?", "Can the client retry failed requests automatically?"),
-    # An action whose object is cut off leaves a bare verb ("check"), which no pronoun stands for.
-    ("Is it safe to use under pytest-xdist?", "How can I check in a unit test which events my code logged?"),
-    # "The quickest way" names nothing a pronoun stands for ("Does the quickest way also make a git commit?").
-    ("Does it also make a git commit and tag?", "What's the quickest way to bump my package to 1.3.0?"),
+    # "they" or "its" never stands for an action ("Can I undo bumping my package's?").
+    ("Can I undo its changes?", "What's the quickest way to bump my package to 1.3.0?"),
+    ("Can they run in parallel?", "How can I check in a unit test which events my code logged?"),
     # A fragment borrows the earlier question's verb: "And for the fancy exception output?" asks what to install.
     ("And for the fancy exception output?", "What do I need to install so the console output is coloured?"),
 ])
@@ -185,3 +184,26 @@ def test_the_topic_comes_from_the_earlier_ask_not_from_the_situation_before_it()
 @pytest.mark.parametrize("question", ["Where do I reset it so the next request starts clean?", "Can I use it too?"])
 def test_it_before_so_or_too_is_an_object_not_an_expletive(question: str) -> None:
     assert "Isaac Sim" in rewrite_followup(question, "What is Isaac Sim?")
+
+
+@pytest.mark.parametrize(("question", "previous", "standalone"), [
+    # "The quickest way" names nothing: "it" is the bumping, not "the quickest way".
+    ("Does it also make a git commit and tag?", "What's the quickest way to bump my package to 1.3.0?",
+     "Does bumping my package to 1.3.0 also make a git commit and tag?"),
+    # An action whose object is cut off ("check"): the pronoun stands for the whole action.
+    ("Is it safe to use under pytest-xdist?", "How can I check in a unit test which events my code logged?",
+     "Is checking in a unit test which events my code logged safe to use under pytest-xdist?"),
+    ("Will it work offline?", "Is there a way to run the tests again on every change?",
+     "Will running the tests again on every change work offline?"),
+])
+def test_a_pronoun_with_no_object_to_name_stands_for_the_asked_action(question: str, previous: str,
+                                                                     standalone: str) -> None:
+    assert rewrite_followup(question, previous) == standalone
+
+
+@pytest.mark.parametrize(("verb", "form"), [("make", "making"), ("use", "using"), ("get", "getting"),
+                                            ("run", "running"), ("bump", "bumping"), ("tie", "tying"),
+                                            ("see", "seeing"), ("install", "installing"), ("fix", "fixing"),
+                                            ("open", "opening"), ("Configure", "configuring")])
+def test_gerund_follows_english_spelling(verb: str, form: str) -> None:
+    assert gerund(verb) == form
