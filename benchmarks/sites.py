@@ -14,6 +14,8 @@ follow-up turns right (conversation turns after the first), answers with defects
 the confidence against "the answer holds its keywords", and the share of answers at confidence >= 0.9
 that hold them. The textbook's sets: textbook-questions (in-scope, far-off), textbook-nearmiss (near
 misses, in-scope with keywords), its conversations and selection cases; not the 224 SQuAD questions.
+`--answers` asks only the in-scope questions that name answer keywords: keyword recall over every set in about a
+minute, the quick check of a change to how answers are chosen (then run the whole benchmark).
 """
 
 from __future__ import annotations
@@ -141,14 +143,21 @@ def _first(rows: list[dict[str, Any]], limit: int | None, key: Any) -> list[dict
     return kept
 
 
-def load_sets(site: Site, limit: int | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return the site's questions (single and selection, tagged) and conversations (turns tagged)."""
+def load_sets(site: Site, limit: int | None,
+              answers: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the site's questions (single and selection, tagged) and conversations (turns tagged).
+
+    With `answers`, only the in-scope single questions that name answer keywords, and no conversation.
+    """
     questions = []
     for path in [*site.questions, *site.near_miss_files]:
         for q in evaluate.load_jsonl(path):
             out = q.get("expected") == "NOT_FOUND" or (not q.get("gold") and not q.get("expected"))
             near = out and (q.get("kind") == "near_miss" or path in site.near_miss_files)
             questions.append({**q, "set": "questions", "near_miss": near})
+    if answers:
+        kept = [q for q in questions if q.get("expected") == "GROUNDED" and q.get("answer_keywords")]
+        return _first(kept, limit, lambda q: q.get("expected")), []
     questions = _first(questions, limit, lambda q: (q.get("expected"), q["near_miss"]))
     if site.selection:
         chosen = [{**q, "set": "selection"} for q in evaluate.load_jsonl(site.selection)]
@@ -259,7 +268,7 @@ def dump_rows(name: str, records: list[dict[str, Any]], texts: dict[str, str]) -
 
 
 def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
-             readers: Path | None = None) -> tuple[dict[str, Any], list[Any]]:
+             readers: Path | None = None, answers: bool = False) -> tuple[dict[str, Any], list[Any]]:
     """Index one site if needed, ask its sets, and return its figures and its turns for the dump.
 
     With `readers`, the site is read by readers/reader-<site>.onnx, a reading model trained without it.
@@ -267,7 +276,7 @@ def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
     folder = work / (site.index or site.name)
     how = ensure_index(site, folder, model, code)
     print(f"{site.name}: index {how}", file=sys.stderr)
-    questions, conversations = load_sets(site, limit)
+    questions, conversations = load_sets(site, limit, answers)
     reader = {}
     if readers is not None:
         if not (readers / f"reader-{site.name}.onnx").is_file():
@@ -327,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(training/README.md), instead of the bundled one trained on every site")
     parser.add_argument("--heldout", action="store_true",
                         help="run the held-out sites of benchmarks/heldout/ (never tuned on), not the shared ones")
+    parser.add_argument("--answers", action="store_true",
+                        help="ask only the in-scope questions that name answer keywords (no near misses, far-off "
+                             "questions, selection cases or conversations): a quick check of how answers are chosen")
     parser.add_argument("--users", action="store_true",
                         help="run the project's own tuning sets of benchmarks/tuning/ (questions as users write them) "
                              "against the shared sites' indexes")
@@ -342,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.redirect_stdout(sys.stderr):  # with --json, stdout carries the JSON alone
         for name in names:
             rows[name], dumped = run_site(available[name], args.work_dir, args.embedding_model, code, args.limit,
-                                          args.reader_dir)
+                                          args.reader_dir, args.answers)
             turns += dumped
     average = macro(rows)
     if args.dump:

@@ -91,6 +91,16 @@ def test_sites(tmp_path: Path) -> None:
     assert "| mkdocs |" in table and "| **macro average** |" in table
 
 
+def test_sites_answers_asks_only_in_scope_questions_with_keywords(tmp_path: Path) -> None:
+    argv = ["--sites", "mkdocs", "--limit", "3", "--embedding-model", "hash/256", "--work-dir", str(tmp_path / "work"),
+            "--answers", "--json", "--dump", str(tmp_path / "dump.jsonl")]
+    mkdocs = json.loads(run("sites.py", *argv))["sites"]["mkdocs"]
+    assert (mkdocs["count_in_scope"], mkdocs["count_near_miss"], mkdocs["count_far_off"]) == (3, 0, 0)
+    assert mkdocs["count_followup_turns"] == 0 and mkdocs["answer_keyword_recall"] is not None
+    turns = [json.loads(line) for line in (tmp_path / "dump.jsonl").read_text().splitlines()]
+    assert len(turns) == 3 and all(t["expected"] == "GROUNDED" and t["answer_keywords"] for t in turns)
+
+
 def test_squad_set(tmp_path: Path) -> None:
     run("squad_set.py", str(tmp_path / "squad"), "--per-class", "2")
     assert len((tmp_path / "squad" / "questions.jsonl").read_text().splitlines()) == 4
