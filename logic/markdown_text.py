@@ -26,15 +26,16 @@ _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 _IMAGE = re.compile(r"(?<![\w!])!\[[^\]`]*\]\([^)\s]*\)")
 _QUOTE = re.compile(r"^(\s*)>(?!>>)[ \t]?")  # not a doctest's `>>>`
 # A MyST / Sphinx role: {class}`~pkg.mod.Name`, {func}`pkg.configure`, {any}`str`. The reader sees the code span,
-# and a leading `~` shows only the name's last part; `title <target>` shows the title.
-_ROLE = re.compile(r"\{([a-z][\w:.-]*)\}`(~?)([^`\n]+)`")
+# and a leading `~` shows only the name's last part; `title <target>` shows the title. A code span is matched
+# first and kept, so `{module}:{app}` followed by more code is a template in code, not a role.
+_ROLE = re.compile(r"(`[^`\n]*`)|\{([a-z][\w:.-]*)\}`(~?)([^`\n]+)`")
 _TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
 # A definition list's definition (MyST, Pandoc, Python-Markdown's def_list, kramdown): ": text" under its term,
 # which is not a list item, heading, quote, table row or fence.
 _DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
 _NOT_A_TERM = re.compile(r"^(?:\s|[-+*]\s|[#>|:]|\d+[.)]\s|```|~~~)")
 # Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
-_LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
+LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
 # A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
 # 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
@@ -43,26 +44,28 @@ _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
 _COLON_ADMONITION = re.compile(r"^([ \t]*)(:{3,})([a-z][\w-]*)(?:\[([^\]\n]*)\]|[ \t]+(.*?))?\s*$")
 _DIRECTIVE_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
 # Directives Sphinx shows as a code block, with the language it highlights when none is given.
-_CODE_DIRECTIVES = {"code-block": "", "code": "", "sourcecode": "", "code-cell": "", "doctest": "pycon",
-                    "testcode": "python", "testoutput": "", "mermaid": "mermaid"}
+CODE_DIRECTIVES = {"code-block": "", "code": "", "sourcecode": "", "code-cell": "", "doctest": "pycon",
+                   "testcode": "python", "testoutput": "", "mermaid": "mermaid"}
 # Directives whose body the page does not show as text: navigation, files pulled in, hidden test set-up, media.
-_HIDDEN_DIRECTIVES = frozenset({"toctree", "include", "literalinclude", "testsetup", "testcleanup", "image",
-                                "contents", "raw", "only", "index", "meta", "autosummary"})
+HIDDEN_DIRECTIVES = frozenset({"toctree", "include", "literalinclude", "testsetup", "testcleanup", "image",
+                               "contents", "raw", "only", "index", "meta", "autosummary"})
 # Directives that print their argument as a sentence before the body.
-_VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
-                       "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                      "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # Directives whose argument is a title the reader sees (other arguments are paths or object names).
-_TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "rubric", "dropdown", "card", "tab-item", "tab"})
+TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "rubric", "dropdown", "card", "tab-item", "tab"})
 
 
 def _role(match: re.Match[str]) -> str:
     """Return a role as Sphinx shows it: a link's text as prose, an object's name as a code span."""
-    name, short, target = match.groups()
+    code, name, short, target = match.groups()
+    if code is not None:
+        return code
     if titled := _TITLED_TARGET.match(target):
         shown = titled.group(1)
     else:
         shown = target.rsplit(".", 1)[-1] if short else target
-    return shown if name.rsplit(":", 1)[-1] in _LINK_ROLES else f"`{shown}`"
+    return shown if name.rsplit(":", 1)[-1] in LINK_ROLES else f"`{shown}`"
 
 
 def _code_fence(fence: str) -> str:
@@ -73,16 +76,16 @@ def _code_fence(fence: str) -> str:
 
 def _directive_head(indent: str, fence: str, name: str, argument: str) -> tuple[str, list[str]]:
     """Return how a directive's body is shown ("code", "hidden" or "text") and the lines that stand for its head."""
-    if name in _CODE_DIRECTIVES:
-        language = argument.split()[0] if argument else _CODE_DIRECTIVES[name]
+    if name in CODE_DIRECTIVES:
+        language = argument.split()[0] if argument else CODE_DIRECTIVES[name]
         return "code", [f"{indent}{_code_fence(fence)}{language}"]
-    if name in _HIDDEN_DIRECTIVES:
+    if name in HIDDEN_DIRECTIVES:
         return "hidden", []
-    if name in _VERSION_DIRECTIVES:
+    if name in VERSION_DIRECTIVES:
         version, _, said = argument.partition(" ")
-        head = f"{_VERSION_DIRECTIVES[name]} {version}" if version else _VERSION_DIRECTIVES[name]
+        head = f"{VERSION_DIRECTIVES[name]} {version}" if version else VERSION_DIRECTIVES[name]
         return "text", ["", f"{indent}{head}: {said}" if said else f"{indent}{head}.", ""]
-    if name in _TITLED_DIRECTIVES and argument:
+    if name in TITLED_DIRECTIVES and argument:
         return "text", ["", f"{indent}{argument}", ""]
     return "text", [""]
 

@@ -316,6 +316,7 @@ def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
     "model is configured.)_",
     "I don't have information about X. Nearest sections:\n- Guide › Install — guide/install.md",
     "Wait for it...",
+    "The syntax is `{module_import}:{app_variable}`. [2] `module_import` is the dotted import name. [2]",
 ])
 def test_whole_answers_have_no_defects(answer: str) -> None:
     assert eval_figures.answer_defects(answer) == []

@@ -72,6 +72,12 @@ def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
     assert "{class}`kept`" in bodies[1]
 
 
+def test_a_template_in_code_before_more_code_is_not_a_role() -> None:
+    text = "The syntax is `{module_import}:{app_variable}`. `module_import` is the dotted import name.\n"
+    assert [u.body for u in units(text)] == ["The syntax is `{module_import}:{app_variable}`.",
+                                             "`module_import` is the dotted import name."]
+
+
 def test_a_definition_list_is_quoted_as_items_led_by_their_terms() -> None:
     text = ("These processors cover the common cases:\n\n{func}`structlog.processors.format_exc_info`:\n\n"
             ": Formats it to a flat string.\n\n**dict_tracebacks**\n: Gives a structured `exception` key.\n"
