@@ -15,6 +15,7 @@ from logic.validation import printable
 from tools.crawl import Fetcher, Page, crawl, find_sitemap, read_robots, selected, sitemap_urls
 from tools.localfiles import NotADocumentError, inside, listing, read_document
 from tools.pagecache import Seen
+from tools.restructured import rst_to_markdown
 from tools.sitescope import SiteScope
 from tools.webpage import html_to_markdown
 
@@ -55,7 +56,7 @@ def page_url(source: str, text: str, base_url: str) -> str:
 
 def from_folder(root: Path, base_url: str = "", include: list[str] | None = None,
                 exclude: list[str] | None = None) -> Collected:
-    """Read every .md/.mdx/.html file under root (hidden folders skipped), converting HTML to Markdown."""
+    """Read every .md/.mdx/.rst/.html file under root (hidden folders skipped), converting reST and HTML to Markdown."""
     found = Collected()
     for path in listing(root, found.skipped):
         source = path.name if path == root else path.relative_to(root).as_posix()
@@ -69,6 +70,8 @@ def from_folder(root: Path, base_url: str = "", include: list[str] | None = None
             text, problem = read_document(path)
             if path.suffix in {".html", ".htm"}:
                 text = html_to_markdown(text)[0]
+            elif path.suffix == ".rst":
+                text = rst_to_markdown(text, source)
         except NotADocumentError as exc:
             found.skipped[source] = str(exc)
             continue

@@ -18,7 +18,7 @@ _MAIN_SELECTORS = (
 _NOISE_SELECTORS = (
     "script", "style", "noscript", "template", "iframe", "svg", "button", "form", "input", "select",
     "nav", "aside", "footer", "[role=navigation]", "[role=banner]",
-    "[role=contentinfo]", "[aria-hidden=true]", "a.hash-link", ".hash-link", ".theme-edit-this-page",
+    "[role=contentinfo]", "[aria-hidden=true]", "a.hash-link", ".hash-link", "a.headerlink", ".theme-edit-this-page",
     ".theme-last-updated", ".theme-doc-footer", ".theme-doc-breadcrumbs", ".theme-doc-toc-mobile",
     ".theme-doc-sidebar-container", ".table-of-contents", ".pagination-nav", ".breadcrumbs", ".sidebar",
     ".toc", ".navbar", ".skip-link", ".edit-this-page", ".copyright",
@@ -36,7 +36,7 @@ class _Converter(MarkdownConverter):
         heading = re.sub(r"\s+", " ", text.translate(_INVISIBLE)).strip()
         if "_inline" in parent_tags or not heading:
             return heading
-        anchor = el.get("id") if isinstance(el, Tag) else None
+        anchor = el.get("id") or _section_id(el) if isinstance(el, Tag) else None
         suffix = f" {{#{anchor}}}" if anchor else ""
         return f"\n\n{'#' * max(1, min(6, n))} {heading}{suffix}\n\n"
 
@@ -44,6 +44,17 @@ class _Converter(MarkdownConverter):
     def convert_br(self, el: Any, text: str, parent_tags: Any) -> str:
         """Keep a line break inside code as a plain newline (no Markdown hard-break spaces)."""
         return "\n" if "pre" in parent_tags else str(super().convert_br(el, text, parent_tags))  # type: ignore[misc]
+
+
+def _section_id(heading: Tag) -> str | None:
+    """Return the id of the section a heading opens (Sphinx and docutils put it there, not on the heading)."""
+    parent = heading.parent
+    if not isinstance(parent, Tag) or heading is not parent.find(True):
+        return None
+    if parent.name == "section" or "section" in parent.get_attribute_list("class"):
+        found = parent.get("id")
+        return found if isinstance(found, str) else None
+    return None
 
 
 def _code_language(el: Tag) -> str:
