@@ -100,6 +100,10 @@ def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
             fence = [line]
             continue
         stripped = line.strip()
+        if (stripped and line.startswith((" ", "\t")) and len(groups) > 1 and groups[-1][0] == "prose"
+                and not groups[-1][1] and groups[-2][0] == "list"):
+            groups.pop()  # an indented paragraph after a blank line is the list item's own (its "Default: x")
+            groups[-1][1].append("")
         kind: Kind | Group = (
             "table" if stripped.startswith("|") else "list" if _BULLET.match(line)
             else "list" if groups and groups[-1][0] == "list" and line.startswith((" ", "\t")) and stripped

@@ -72,6 +72,16 @@ def test_a_myst_role_is_quoted_as_the_name_it_shows() -> None:
     assert "{class}`kept`" in bodies[1]
 
 
+def test_an_indented_paragraph_after_a_blank_line_stays_in_its_list_item() -> None:
+    text = ("- **`PERMANENT_SESSION_LIFETIME`**: How long a permanent session's cookie lasts.\n\n"
+            "    Default: `timedelta(days=31)`\n\n- **`SESSION_REFRESH_EACH_REQUEST`**: Send the cookie every time.\n\n"
+            "A paragraph after the list.\n")
+    bodies = [u.body for u in units(text)]
+    assert bodies[0].startswith("- **`PERMANENT_SESSION_LIFETIME`**") and "Default: `timedelta(days=31)`" in bodies[0]
+    assert bodies[1].startswith("- **`SESSION_REFRESH_EACH_REQUEST`**") and "PERMANENT" not in bodies[1]
+    assert bodies[2] == "A paragraph after the list."
+
+
 def test_a_template_in_code_before_more_code_is_not_a_role() -> None:
     text = "The syntax is `{module_import}:{app_variable}`. `module_import` is the dotted import name.\n"
     assert [u.body for u in units(text)] == ["The syntax is `{module_import}:{app_variable}`.",
