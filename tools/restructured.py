@@ -21,7 +21,8 @@ from logic.markdown_text import CODE_DIRECTIVES, HIDDEN_DIRECTIVES, LINK_ROLES, 
 from tools.webpage import html_to_markdown
 
 _SETTINGS = {
-    # A page with a markup error is still read: docutils keeps what it could parse and reports nothing.
+    # A page with a markup error is still read: docutils keeps what it could parse and reports nothing; a
+    # failure raises (ingest reports that page) instead of docutils printing it and exiting the process.
     "report_level": 5, "halt_level": 5, "warning_stream": False, "traceback": True,
     # `.. include::`, `.. raw::` and a table's `:url:` would read files or pass HTML through: never for ingest.
     "file_insertion_enabled": False, "raw_enabled": False,
