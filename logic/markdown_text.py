@@ -35,7 +35,7 @@ _TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
 _DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
 _NOT_A_TERM = re.compile(r"^(?:\s|[-+*]\s|[#>|:]|\d+[.)]\s|```|~~~)")
 # Roles that Sphinx renders as a link in prose (a page, a label, a glossary term), not as code.
-LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
+_LINK_ROLES = frozenset({"doc", "ref", "term", "numref", "download", "eq", "abbr"})
 # A MyST directive opens with a fence of backticks or colons and a name in braces: ```{note}, :::{versionchanged}
 # 14.0.0 Text, ````{code-block} python. Its body ends at a fence of the same character, at least as long.
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
@@ -56,16 +56,26 @@ VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Cha
 TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "rubric", "dropdown", "card", "tab-item", "tab"})
 
 
+def role_shown(name: str, target: str) -> tuple[str, bool]:
+    """Return the words Sphinx shows for a role (MyST's or reST's) and whether it shows them as code.
+
+    A titled target shows its title; `~a.b.C` shows `C`; a leading `!` (no link) is not shown.
+    """
+    if titled := _TITLED_TARGET.match(target):
+        shown = titled.group(1)
+    else:
+        target = target.removeprefix("!")
+        shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
+    return shown, name.rsplit(":", 1)[-1].lower() not in _LINK_ROLES
+
+
 def _role(match: re.Match[str]) -> str:
     """Return a role as Sphinx shows it: a link's text as prose, an object's name as a code span."""
     code, name, short, target = match.groups()
     if code is not None:
         return code
-    if titled := _TITLED_TARGET.match(target):
-        shown = titled.group(1)
-    else:
-        shown = target.rsplit(".", 1)[-1] if short else target
-    return shown if name.rsplit(":", 1)[-1] in LINK_ROLES else f"`{shown}`"
+    shown, as_code = role_shown(name, short + target)
+    return f"`{shown}`" if as_code else shown
 
 
 def _code_fence(fence: str) -> str:

@@ -17,7 +17,7 @@ from docutils.core import publish_string
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.languages import en
 
-from logic.markdown_text import CODE_DIRECTIVES, HIDDEN_DIRECTIVES, LINK_ROLES, TITLED_DIRECTIVES, VERSION_DIRECTIVES
+from logic.markdown_text import CODE_DIRECTIVES, HIDDEN_DIRECTIVES, TITLED_DIRECTIVES, VERSION_DIRECTIVES, role_shown
 from tools.webpage import html_to_markdown
 
 _SETTINGS = {
@@ -30,7 +30,6 @@ _SETTINGS = {
 }
 _ROLE_USE = re.compile(r"(?<![\w`]):([A-Za-z][\w+.:-]*):`")
 _DIRECTIVE_USE = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][\w+.:-]*)::", re.MULTILINE)
-_TITLED_TARGET = re.compile(r"^(.*?\S)\s*<[^<>]+>$")
 # Names docutils itself knows (English), left to it.
 _DOCUTILS_ROLES = frozenset(en.roles) | frozenset(en.roles.values())
 _DOCUTILS_DIRECTIVES = frozenset(en.directives) | frozenset(en.directives.values())
@@ -45,23 +44,14 @@ _registered: set[str] = set()
 _lock = threading.Lock()
 
 
-def _shown_target(role: str, text: str) -> str:
-    """Return what Sphinx shows for a role's text: a titled target's title, `~a.b.C` as `C`, `!x` as `x`."""
-    if titled := _TITLED_TARGET.match(text):
-        return titled.group(1)
-    text = text.removeprefix("!").removeprefix("/") if role == "doc" else text.removeprefix("!")
-    if text.startswith("~"):
-        text = text[1:].rsplit(".", 1)[-1]
-    return f"{text}()" if role in _FUNCTION_ROLES and not text.endswith(")") else text
-
-
 def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict[str, Any] | None = None,
                  content: list[str] | None = None) -> tuple[list[Any], list[Any]]:
-    """Render a Sphinx role: a link's text as prose, an object's name as a code span."""
+    """Render a Sphinx role as the MyST path does: a link's text as prose, an object's name as a code span."""
     short = name.rsplit(":", 1)[-1].lower()
-    shown = _shown_target(short, text)
-    node = nodes.Text(shown) if short in LINK_ROLES else nodes.literal(rawtext, shown)
-    return [node], []
+    shown, as_code = role_shown(short, text.removeprefix("/") if short == "doc" else text)
+    if short in _FUNCTION_ROLES and not shown.endswith(")"):
+        shown += "()"
+    return [nodes.literal(rawtext, shown) if as_code else nodes.Text(shown)], []
 
 
 class _AnyOption(dict[str, Any]):
