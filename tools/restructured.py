@@ -38,7 +38,7 @@ _OBJECTS = frozenset({"function", "class", "method", "staticmethod", "classmetho
                       "exception", "decorator", "decoratormethod", "envvar", "option", "confval", "describe",
                       "object", "program"})
 # Directives that set where later names live, shown as nothing (Sphinx prints no text for them).
-_SILENT = frozenset({"module", "currentmodule", "py:module", "py:currentmodule", "default-role", "highlight"})
+_SILENT = frozenset({"module", "currentmodule", "highlight"})
 _FUNCTION_ROLES = frozenset({"func", "meth"})  # Sphinx shows these with "()" after the name
 _registered: set[str] = set()
 _lock = threading.Lock()
@@ -49,8 +49,8 @@ def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, 
     """Render a Sphinx role as the MyST path does: a link's text as prose, an object's name as a code span."""
     short = name.rsplit(":", 1)[-1].lower()
     shown, as_code = role_shown(short, text.removeprefix("/") if short == "doc" else text)
-    if short in _FUNCTION_ROLES and not shown.endswith(")"):
-        shown += "()"
+    if short in _FUNCTION_ROLES and not text.rstrip().endswith(">") and not shown.endswith(")"):
+        shown += "()"  # as Sphinx does, but never after a title the page gives ("app.logger <flask.Flask.logger>")
     return [nodes.literal(rawtext, shown) if as_code else nodes.Text(shown)], []
 
 
@@ -78,7 +78,7 @@ class _SphinxDirective(Directive):  # type: ignore[misc]  # docutils ships no ty
         """Return the nodes the directive stands for."""
         name = self.name.rsplit(":", 1)[-1].lower()
         argument = " ".join(self.arguments)
-        if name in HIDDEN_DIRECTIVES or self.name in _SILENT or name.startswith("auto"):  # autodoc: text is in code
+        if name in HIDDEN_DIRECTIVES or name in _SILENT or name.startswith("auto"):  # autodoc: text is in code
             return []
         if name in CODE_DIRECTIVES:
             code = "\n".join(self.content)

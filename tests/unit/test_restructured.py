@@ -70,6 +70,12 @@ def test_sphinx_roles_and_directives_read_as_the_built_page_shows_them() -> None
         assert hidden not in markdown, hidden
 
 
+def test_a_titled_method_keeps_its_title_and_the_page_default_role_is_docutils() -> None:
+    page = ("Logging\n=======\n\n.. default-role:: code\n\nIf :meth:`app.logger <flask.Flask.logger>` is accessed, "
+            ":func:`~logging.getLogger` and `dictConfig` are too.\n")
+    assert "If `app.logger` is accessed, `getLogger()` and `dictConfig` are too." in rst_to_markdown(page)
+
+
 def test_a_page_never_reads_other_files_or_passes_raw_html(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-TOKEN")
