@@ -33,7 +33,7 @@ def page_key(url: str) -> str:
     """Name a page by its path without fragment, query, index file or extension, so links and hints compare."""
     path = urlsplit(url).path if "://" in url or url.startswith("/") else "/" + url.split("#", 1)[0]
     path = path.split("?", 1)[0].rstrip("/")
-    for suffix in ("/index.html", "/index", ".html", ".htm", ".mdx", ".md", ".rst"):
+    for suffix in ("/index.html", "/index", ".html", ".htm", ".mdx", ".md", ".rst", ".ipynb"):
         if path.endswith(suffix):
             path = path[: -len(suffix)]
             break

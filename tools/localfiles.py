@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SUFFIXES = {".md", ".mdx", ".rst", ".html", ".htm"}
+SUFFIXES = {".md", ".mdx", ".rst", ".ipynb", ".html", ".htm"}
 MAX_FILE_BYTES = 10_000_000  # a docs page is far smaller; a bigger file is reported, never read
 
 

@@ -14,6 +14,7 @@ from logic.errors import InvalidInputError
 from logic.validation import printable
 from tools.crawl import Fetcher, Page, crawl, find_sitemap, read_robots, selected, sitemap_urls
 from tools.localfiles import NotADocumentError, inside, listing, read_document
+from tools.notebook import notebook_to_markdown
 from tools.pagecache import Seen
 from tools.restructured import rst_to_markdown
 from tools.sitescope import SiteScope
@@ -56,7 +57,7 @@ def page_url(source: str, text: str, base_url: str) -> str:
 
 def from_folder(root: Path, base_url: str = "", include: list[str] | None = None,
                 exclude: list[str] | None = None) -> Collected:
-    """Read every .md/.mdx/.rst/.html file under root (hidden folders skipped), converting reST and HTML to Markdown."""
+    """Read every .md/.mdx/.rst/.ipynb/.html file under root (hidden folders skipped), the others as Markdown."""
     found = Collected()
     for path in listing(root, found.skipped):
         source = path.name if path == root else path.relative_to(root).as_posix()
@@ -72,6 +73,8 @@ def from_folder(root: Path, base_url: str = "", include: list[str] | None = None
                 text = html_to_markdown(text)[0]
             elif path.suffix == ".rst":
                 text = rst_to_markdown(text, source)
+            elif path.suffix == ".ipynb":
+                text = notebook_to_markdown(text)
         except NotADocumentError as exc:
             found.skipped[source] = str(exc)
             continue

@@ -15,7 +15,8 @@ from tools.settings import get_settings
 
 def add_command(sub: Any) -> None:
     """Add `ingest` and its options to the command line."""
-    ingest = sub.add_parser("ingest", help="index a folder (.md/.mdx/.rst/.html), a site root URL or a sitemap.xml URL")
+    ingest = sub.add_parser("ingest", help="index a folder (.md/.mdx/.rst/.ipynb/.html), a site root URL "
+                                           "or a sitemap.xml URL")
     ingest.add_argument("path", help="folder, file, http(s) site root or sitemap URL")
     ingest.add_argument("--base-url", default="", help="site URL the pages are published under")
     ingest.add_argument("--recreate", action="store_true", help="rebuild the collection from scratch")
