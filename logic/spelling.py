@@ -7,7 +7,9 @@ from collections.abc import Container, Mapping
 
 from logic.lexical import STOPWORDS, terms
 
-_WORD = re.compile(r"(?<![\w.\-/`'])[A-Za-z]+(?![\w.\-/`'(])")
+# A word, or one part of a snake_case name typed in the question's prose ("befor_request" is "before_request"
+# mistyped); not a word of a path, a flag, a dotted name or a code span, which are quoted as written.
+_WORD = re.compile(r"(?<![\w.\-/`'])[A-Za-z]+(?:_[A-Za-z]+)*(?![\w.\-/`'(])")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # Shorter words have too many neighbours one edit away ("sent" → "set", "send", "spent"), and a word the
 # documentation uses only once is as likely a typo of its own as the word meant.
@@ -61,4 +63,5 @@ def corrected(question: str, df: Mapping[str, int], words: Container[str]) -> st
     """Return the question with its misspelt words replaced by the documentation's own (unchanged if none)."""
     if not df:
         return question
-    return _WORD.sub(lambda m: correction(m.group(0), df, words) or m.group(0), question)
+    return _WORD.sub(lambda m: "_".join(correction(part, df, words) or part for part in m.group(0).split("_")),
+                     question)

@@ -20,6 +20,12 @@ def test_a_dropped_doubled_or_swapped_letter_is_corrected_to_the_docs_word() -> 
     assert corrected("validatte the input", DF, ENGLISH) == "validate the input"
 
 
+def test_a_part_of_a_snake_case_name_is_corrected_in_prose_but_not_in_code() -> None:
+    df = {**DF, "before": 20, "request": 40}
+    assert corrected("in a befor_request hook", df, ENGLISH) == "in a before_request hook"
+    assert corrected("`befor_request`, befor_request.py", df, ENGLISH) == "`befor_request`, befor_request.py"
+
+
 def test_english_words_names_and_code_are_left_alone() -> None:
     for question in ("Give people the built site on a USB stick",  # English, though the docs say "stack"
                      "How do I control Dynamixel servos?",  # "servo" is English: not "serves"
