@@ -113,18 +113,23 @@ def subject_of(query: str) -> str:
     core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
     if _YES_NO.match(core):
         return ""
+    action = _ACTION.match(query)
+    if action:  # "turn on debug mode", "set up a virtual environment": the particle is the verb's, not a preposition
+        core = _PARTICLE.sub(r"\1 ", core)
     short = _STOP.sub("", core).strip() or core
-    if _ACTION.match(query):
+    if action:
         determiner = _DETERMINER.search(short)
         words = short.split()
         if not determiner and len(words) < 2:
             return ""
         # "start writing my own plugin" → "my own plugin"; "install Python 3.12" → "Python 3.12".
         short = short[determiner.start():] if determiner else " ".join(words[1:])
+        if short.split()[0].lower() in _NO_OBJECT:  # "How can I sign up?", "turn off it": nothing acted on is named
+            return ""
     elif _WHICH.match(query) and not _DETERMINER.match(short):
         short = f"the {short}"
-    if short.split()[-1].lower() in _EMPTY_HEADS:
-        return ""
+    if short.split()[-1].lower() in _EMPTY_HEADS or _DETERMINER.fullmatch(f"{short} "):
+        return ""  # "the quickest way", or "a good way to …" cut to its article: no noun to stand for
     # Named once already, "a validator" is now "the validator".
     return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 
@@ -163,12 +168,15 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         # "Once it's stable, how do I make that version the default one?" → "… make the beta version of my
         # package the default one?": the phrase that named the version, not the earlier question in brackets.
         return question[:same.start()] + subject + question[same.end():]
-    match = _REPLACEABLE.search(question)
+    match = _pronoun(question)
     word = match.group(1).lower() if match else ""
     if not subject and word in _ACTION_PRONOUNS and not plural:
         # "Does it also make a git commit?" after "What's the quickest way to bump my package?": with no object to
-        # name, the pronoun stands for the asked action itself ("Does bumping my package also make …").
-        subject = action_of(previous_query)
+        # name, the pronoun as a subject stands for the asked action itself ("Does bumping my package also make …");
+        # as an object it stands for what the action acts on ("How often should we rotate it?" after "What's a
+        # good way to generate the secret key?": the key), and with nothing named the earlier question is kept.
+        assert match is not None
+        subject = way_object(previous_query) if _object(question, match) else action_of(previous_query)
     if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     assert match is not None
@@ -208,6 +216,44 @@ def action_of(query: str) -> str:
     """Return the action a how-to question asks about as a gerund phrase ("bumping my package"); "" for others."""
     found = _HOW_TO.match(asked_part(query))
     return f"{gerund(found.group(1))} {found.group(2)}".strip() if found else ""
+
+
+# A phrasal verb's particle before its object ("turn on debug mode"), which _STOP would take for a preposition.
+_PARTICLE = re.compile(r"^([a-z]+)\s+(?:on|off|up|down|out)\s+(?=(?:the|a|an|my|our|your|[a-z]+\s+[a-z]+)\b)",
+                       re.IGNORECASE)
+_NO_OBJECT = {"on", "off", "up", "down", "out", "it", "them", "this", "that"}
+# "What's a good way to generate the secret key?": the action after "way to", whose object a pronoun can stand for.
+_WAY = re.compile(r"^\s*(?:what(?:'s|’s|\s+is)|is\s+there)\s+(?:the|a|an)\s+(?:[a-z]+\s+)?ways?\s+to\s+[a-z]+\s+(.*)$",
+                  re.IGNORECASE)
+# Words after which "it" is a verb's subject ("does it", "what if it"), not its object ("rotate it", "into it").
+_BEFORE_SUBJECT = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "may",
+                   "might", "must", "has", "have", "had", "if", "and", "but", "so", "when", "once", "because", "as",
+                   "since", "while", "until", "unless", "then", "also", "still", "why", "how", "where", "what"}
+# "Is it OK to leave it on?": the first "it" anticipates the clause ("to leave … on"); the second is the pronoun.
+_ANTICIPATORY = re.compile(r"\b(?:is|was|isn't|wasn't)\s+(it)\s+[a-z]+\s+to\s+[a-z]+\s+(?:it|them|this|that)\b",
+                           re.IGNORECASE)
+
+
+def _pronoun(question: str) -> re.Match[str] | None:
+    """Find the pronoun a rewrite replaces: the first, unless it only anticipates a clause that holds another."""
+    ahead = _ANTICIPATORY.search(question)
+    return _REPLACEABLE.search(question, ahead.end(1) if ahead else 0)
+
+
+def _object(question: str, match: re.Match[str]) -> bool:
+    """Tell whether a pronoun is a verb's or a preposition's object rather than a clause's subject."""
+    before = re.findall(r"[a-z']+", question[:match.start()].lower())
+    return bool(before) and before[-1] not in _BEFORE_SUBJECT
+
+
+def way_object(query: str) -> str:
+    """Return what a "what's a good way to …" question acts on ("the secret key"); "" for other questions."""
+    found = _WAY.match(asked_part(query).rstrip("?.! "))
+    if not found:
+        return ""
+    rest = _STOP.sub("", " " + found.group(1)).strip()
+    determiner = _DETERMINER.search(rest)
+    return re.sub(r"^(?:a|an)\s+", "the ", rest[determiner.start():], flags=re.IGNORECASE) if determiner else ""
 
 
 # "the default one", "a newer one": "one" standing for a noun of the same sentence, not for the earlier topic.

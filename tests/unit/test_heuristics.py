@@ -92,6 +92,7 @@ def test_referring_word_appends_previous_query() -> None:
         ("Which renderer do I use?", "the renderer"),
         ("Does undici ship a WebSocket client?", ""),
         ("What's the quickest way to bump my package from 1.2.3 to 1.3.0?", ""),
+        ("What's a good way to generate the secret key for my app?", ""),  # never the bare article "a"
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
@@ -195,10 +196,22 @@ def test_it_before_so_or_too_is_an_object_not_an_expletive(question: str) -> Non
      "Is checking in a unit test which events my code logged safe to use under pytest-xdist?"),
     ("Will it work offline?", "Is there a way to run the tests again on every change?",
      "Will running the tests again on every change work offline?"),
+    # As an object, the pronoun stands for what the action acts on: the key is rotated, not its generating.
+    ("How often should we rotate it?", "What's a good way to generate the secret key for my app?",
+     "How often should we rotate the secret key?"),
 ])
 def test_a_pronoun_with_no_object_to_name_stands_for_the_asked_action(question: str, previous: str,
                                                                      standalone: str) -> None:
     assert rewrite_followup(question, previous) == standalone
+
+
+def test_an_it_that_anticipates_a_clause_is_not_the_pronoun_replaced() -> None:
+    question = "Is it OK to leave it on in production, since it's protected by a PIN?"
+    assert rewrite_followup(question, "How do I turn on debug mode?") == \
+        "Is it OK to leave debug mode on in production, since it's protected by a PIN?"
+    # "it" is the thing asked about when the clause has no object of its own.
+    assert rewrite_followup("Is it safe to use in production?", "What is Isaac Sim?") == \
+        "Is Isaac Sim safe to use in production?"
 
 
 @pytest.mark.parametrize(("verb", "form"), [("make", "making"), ("use", "using"), ("get", "getting"),
