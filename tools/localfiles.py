@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 
 SUFFIXES = {".md", ".mdx", ".rst", ".ipynb", ".html", ".htm"}
+# Documents in a format ingest does not read: reported by name, so a folder of them does not index silently empty.
+UNREAD = {".adoc": "AsciiDoc", ".asciidoc": "AsciiDoc", ".org": "Org mode", ".tex": "LaTeX",
+          ".pdf": "PDF", ".docx": "Word", ".odt": "OpenDocument"}
 MAX_FILE_BYTES = 10_000_000  # a docs page is far smaller; a bigger file is reported, never read
 
 
@@ -47,6 +50,11 @@ def listing(root: Path, skipped: dict[str, str]) -> list[Path]:
             if (Path(folder) / name).is_symlink():
                 skipped[(Path(folder) / name).relative_to(root).as_posix()] = "symlinked folder, not followed"
         paths.extend(Path(folder) / f for f in files if Path(f).suffix in SUFFIXES)
+        for name in files:
+            kind = UNREAD.get(Path(name).suffix.lower())
+            if kind:
+                skipped[(Path(folder) / name).relative_to(root).as_posix()] = (
+                    f"{kind} is not read (only {', '.join(sorted(SUFFIXES))}); ingest the site's built HTML instead")
     return sorted(paths)
 
 

@@ -16,7 +16,7 @@ from tools import manifest, vectorstore
 from tools.embedded_store import EmbeddedStore
 from tools.embeddings import HashEmbeddings
 from tools.ingest import Settings, ingest, ingest_folder
-from tools.sources import collect
+from tools.sources import collect, from_folder
 
 
 def make_folder(root: Path) -> Path:
@@ -138,3 +138,17 @@ def test_cli_ingests_a_folder_and_reports_unreadable_input(tmp_path: Path, monke
     assert main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "missing")]) == 2
     assert main(["--data-dir", str(tmp_path / "data"), "ingest", str(root), "--chunk-overlap", "40",
                  "--chunk-tokens", "64"]) == 2
+
+
+def test_documents_in_a_format_not_read_are_named_not_passed_over(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "guide").mkdir(parents=True)
+    (root / "guide" / "setup.adoc").write_text("= Setup\n\nInstall it.\n")
+    (root / "manual.pdf").write_bytes(b"%PDF-1.7")
+    (root / "index.md").write_text("# Home\n")
+    (root / "robots.txt").write_text("User-agent: *\n")
+    found = from_folder(root)
+    assert sorted(found.docs) == ["index.md"]
+    reason = found.skipped["guide/setup.adoc"]
+    assert "AsciiDoc is not read" in reason and "built HTML" in reason
+    assert "PDF is not read" in found.skipped["manual.pdf"] and "robots.txt" not in found.skipped

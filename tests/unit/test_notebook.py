@@ -97,3 +97,4 @@ def test_a_folder_of_notebooks_is_ingested_and_a_broken_one_reported(tmp_path: P
     assert {m["title"] for m in lesson} == {"Filtering rows"}
     assert "plotting" in {m["anchor"] for m in lesson}
     assert any("sales.amount > 100" in m["text"] for m in lesson)
+
