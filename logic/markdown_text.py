@@ -21,6 +21,10 @@ _REF_LINK = re.compile(r"(?<![\]!\\])\[([^\]\[\n]+)\]\[[^\]\[\n]*\]")
 # span is its text. Matched on the whole line, since splitting at code spans would cut it in two.
 _REF_CODE_LINK = re.compile(r"(?<![\]!\\])\[(`[^`\n]+`)\]\[[^\]\[\n]*\]")
 _REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+.*$")
+# A footnote ("[^win]: Requires Colorama on Windows."): the page shows its text below, and the mark where it is
+# referred to ("colorful[^win]") as a number; the text is content, the mark is not.
+_FOOTNOTE = re.compile(r"^\s{0,3}\[\^[^\]\n]+\]:[ \t]*(.*)$")
+_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 # An image shows no words of the text (its alt text may wrap over lines); `vec![1](x)` is no image.
 _IMAGE = re.compile(r"(?<![\w!])!\[[^\]`]*\]\([^)\s]*\)")
@@ -220,12 +224,17 @@ def normalize_markdown(markdown: str) -> str:
             dedent = indent + 4
             out.extend([admonition.group(1) + admonition.group(2), ""] if admonition.group(2) else [""])
             continue
+        if footnote := _FOOTNOTE.match(line):
+            out.extend(["", footnote.group(1)])  # a paragraph of its own; its indented lines continue it
+            defining = False
+            continue
         if _TAG_LINE.match(line) or _REF_DEFINITION.match(line):
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
             defining = False
             continue
         line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
         line = _outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1")
+        line = _outside_code_spans(line, _FOOTNOTE_MARK, "")
         if (definition := _DEFINITION.match(line)) and _defines(out, definition.group(1), defining, list_end):
             defining, list_end = True, len(out)
             continue

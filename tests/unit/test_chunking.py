@@ -223,6 +223,16 @@ def test_docs_markup_is_normalised_before_chunking() -> None:
     assert "Read the list of extensions first." in body
 
 
+def test_a_footnote_is_read_as_its_text_and_its_mark_is_not_quoted() -> None:
+    page = ("# Console Output\n\nThe renderer offers nicely aligned and colorful[^win] console output.\n\n"
+            "[^win]: Requires the [Colorama package](https://pypi.org/project/colorama/) on Windows.\n\n"
+            "In code, `table[^1]` stays as written.\n")
+    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "console.md"))
+    assert "colorful console output." in body and "[^win]" not in body
+    assert "Requires the [Colorama package](https://pypi.org/project/colorama/) on Windows." in body
+    assert "`table[^1]`" in body
+
+
 def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
     page = ("# Models\n\nPydantic also provides the [`model_construct()`][pydantic.main.BaseModel.model_construct]\n"
             "method, which creates models without validation. In code, `[a][b]` stays as written.\n")

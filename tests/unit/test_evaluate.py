@@ -194,6 +194,8 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert eval_figures.answer_defects("It panicked with the message `already borrowed: … [1] See `RefCell`. [1]") == [
         "code span cut"]
     assert eval_figures.answer_defects("It panicked with `already borrowed:\nBorrowMutError`. [1]") == []
+    # C#'s index from the end, in code, is no footnote.
+    assert eval_figures.answer_defects("Take `items[^1]` [1]:\n\n```csharp\nvar last = items[^1];\n```\n") == []
 
 
 @pytest.mark.parametrize(("content", "error"), [
@@ -296,6 +298,7 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("Configure it first [1]:\n\n:::{important}\nCall `configure()` once.\n:::", "docs markup"),
     ("Configure it first [1]:\n\n```{note}\nCall `configure()` once.\n```", "docs markup"),
     ("Call {func}`structlog.configure` once. [1]", "docs markup"),
+    ("It offers colorful[^win] console output. [1]", "docs markup"),
     ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
      "ends mid-sentence"),
 ])
