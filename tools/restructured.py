@@ -92,12 +92,19 @@ class _SphinxDirective(Directive):  # type: ignore[misc]  # docutils ships no ty
             if said.strip():  # the lines right under the directive are its sentence, with roles and code spans
                 sentence.extend(self.state.inline_text(said.strip(), self.lineno)[0])
             shown.append(sentence)
-        elif name in _OBJECTS and argument:
-            shown.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
         elif name in TITLED_DIRECTIVES and argument:
             shown.append(nodes.paragraph(text=argument))
         body = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, body)
+        if name in _OBJECTS and argument:
+            # The entry's name leads its description ("`SESSION_COOKIE_PATH`: The path that …"), so a sentence
+            # quoted from it says what it describes; a description that opens with a block gets the name above.
+            first = body.children[0] if body.children else None
+            if isinstance(first, nodes.paragraph):
+                first.insert(0, nodes.Text(": "))
+                first.insert(0, nodes.literal(argument, argument))
+            else:
+                shown.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
         return [*shown, *body.children]
 
 
