@@ -298,7 +298,9 @@ def _quote(unit: Unit) -> str:
 
 def _terminate(sentence: str) -> str:
     """End a bullet-point fragment with a full stop so stitched sentences read as prose."""
-    return sentence if sentence.endswith((".", "!", "?", ":", "…", "\n")) else sentence + "."
+    # Closing emphasis or quotes after the stop ("**Never commit the key.**") end the sentence too.
+    ended = sentence.endswith("\n") or sentence.rstrip("*_\"'”’)").endswith((".", "!", "?", ":", "…"))
+    return sentence if ended else sentence + "."
 
 
 def _marked(rank: int, text: str) -> str:

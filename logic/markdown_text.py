@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable
 
 from logic.fences import closes, opening, outside
 
@@ -24,6 +26,15 @@ _REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+.*$")
 # A footnote ("[^win]: Requires Colorama on Windows."): the page shows its text below, and the mark where it is
 # referred to ("colorful[^win]") as a number; the text is content, the mark is not.
 _FOOTNOTE = re.compile(r"^\s{0,3}\[\^[^\]\n]+\]:[ \t]*(.*)$")
+# A code span, kept, or a reference link whose text may wrap onto a second line or hold code spans.
+_WRAPPED_REF_LINK = re.compile(r"(`[^`\n]*`)|(?<![\]!\\])\[((?:[^\]\[`\n]|`[^`\n]*`|\n(?![ \t]*\n))+)\]"
+                               r"\[[^\]\[\n]*\]")
+# An HTML entity the page renders as its character; not "&lt;", "&gt;" or "&amp;", which would then read as markup.
+_ENTITY = re.compile(r"&(?!(?:lt|gt|amp);)(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+# An attribute list ending a line ("… later in your validator.  {#model-before-validator}"), which sets an id or a
+# class on the element and shows nothing.
+_ATTRIBUTES = re.compile(r"[ \t]*\{:?[ \t]*[#.][\w-]+(?:[ \t]+(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|[^\s}]+)))*"
+                         r"[ \t]*\}[ \t]*$")
 _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 # An image shows no words of the text (its alt text may wrap over lines); `vec![1](x)` is no image.
@@ -156,7 +167,17 @@ def _myst_directives(markdown: str) -> str:
     return "\n".join(out)
 
 
-def _outside_code_spans(line: str, change: re.Pattern[str], replacement: str) -> str:
+def _link_text(match: re.Match[str]) -> str:
+    """Return a code span as written, or a reference link's text."""
+    return match.group(1) or match.group(2)
+
+
+def _entity(match: re.Match[str]) -> str:
+    """Return the character an HTML entity stands for, as the page shows it ("&mdash;" is "—")."""
+    return html.unescape(match.group(0))
+
+
+def _outside_code_spans(line: str, change: re.Pattern[str], replacement: str | Callable[[re.Match[str]], str]) -> str:
     """Apply a substitution to a line's text outside inline code spans (`Box<T>` stays as written)."""
     return "".join(p if i % 2 else change.sub(replacement, p) for i, p in enumerate(_INLINE_CODE.split(line)))
 
@@ -196,8 +217,9 @@ def normalize_markdown(markdown: str) -> str:
     defining = False  # the last line written belongs to a definition list's item
     list_end = -1  # len(out) after the last line of a definition list's item
     markdown = _myst_directives(markdown)
-    # Comments and `![..](..)` inside fenced code (quoted or indented blocks too) are code.
-    text = outside(markdown, lambda part: _IMAGE.sub("", _COMMENT.sub("", part)))
+    # Comments and `![..](..)` inside fenced code (quoted or indented blocks too) are code. A reference link
+    # wrapped over two lines, or holding a code span ("[`rand`\ncrate][randcrate]"), keeps its text.
+    text = outside(markdown, lambda part: _WRAPPED_REF_LINK.sub(_link_text, _IMAGE.sub("", _COMMENT.sub("", part))))
     for line in text.splitlines():
         # A quoted paragraph's wrapped lines and its code block read as the page's own.
         if _QUOTE.match(line) and (fence is None or quoted_fence):
@@ -235,6 +257,11 @@ def normalize_markdown(markdown: str) -> str:
         line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
         line = _outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1")
         line = _outside_code_spans(line, _FOOTNOTE_MARK, "")
+        line = _outside_code_spans(line, _ENTITY, _entity)
+        if not line.lstrip().startswith("#") and line.strip():  # a heading's `{#anchor}` names its section
+            line = _outside_code_spans(line, _ATTRIBUTES, "")
+            if not line.strip():
+                continue  # a line that only set an id: the item or paragraph it follows goes on
         if (definition := _DEFINITION.match(line)) and _defines(out, definition.group(1), defining, list_end):
             defining, list_end = True, len(out)
             continue

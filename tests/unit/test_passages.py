@@ -171,3 +171,8 @@ def test_docusaurus_admonitions_are_quoted_as_their_text() -> None:
     assert "Start every node with `ros2 launch` so they share one config." in bodies
     assert "Never delete the map while the robot drives." in bodies
     assert not any(":::tip" in b or ":::danger" in b or b.strip() == ":::" for b in bodies)
+
+
+def test_a_sentence_ending_inside_emphasis_gets_no_second_stop() -> None:
+    answer = render([(0, "**Do not reveal the secret key when committing code.**"), (0, "Keep it *secret*")])
+    assert answer == "**Do not reveal the secret key when committing code.** [1] Keep it *secret*. [1]"
