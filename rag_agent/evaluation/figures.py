@@ -66,8 +66,11 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Docs markup a site's build would have rendered: a MyST directive's fence (```{note}, :::{warning}) or a role.
 # A code span (group 1) is matched before a role, so `{module}:{app}` followed by more code is not one.
 _MARKUP = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}|(`[^`\n]*`)|\{[a-z][\w:.-]*\}`[^`\n]+`", re.MULTILINE)
-# A footnote's mark ("colorful[^win] output"), which the page shows as a number.
-_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
+# Markup the page renders, quoted as written: a footnote's mark ("colorful[^win] output"), a reference link's label
+# ("[Raw Identifiers][raw-identifiers]"), an attribute list ("{#model-before-validator}"), an HTML entity ("&mdash;").
+_PAGE_MARKUP = re.compile(r"\[\^[^\]\s]+\]|\]\[[\w.-]+\]|\{:?\s*#[\w-]+\s*\}|&(?:[a-z]+|#\d+);")
+# A stop after a sentence that already ended inside emphasis or quotes ("… committing code.**.").
+_DOUBLE_STOP = re.compile(r"[.!?][*_\"'”’]+\.(?!\.)")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
 # double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
 _EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
@@ -116,7 +119,8 @@ def answer_defects(answer: str) -> list[str]:
     found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
     found += ["code block cut off" for body in _FENCE.findall(answer) if _cut_code(body)][:1]
     found += ["docs markup" for _ in [0] if any(m.group(1) is None for m in _MARKUP.finditer(answer))
-              or _FOOTNOTE_MARK.search(words)]
+              or _PAGE_MARKUP.search(words)]
+    found += ["double stop" for _ in [0] if _DOUBLE_STOP.search(words)]
     # A paragraph leaving an inline code span open: a quote cut inside a span ("the message `already borrowed: …").
     found += ["code span cut" for part in re.split(r"\n\s*\n", prose) if span_open(part)][:1]
     if answer.count("```") % 2:

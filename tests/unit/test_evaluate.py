@@ -299,6 +299,10 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("Configure it first [1]:\n\n```{note}\nCall `configure()` once.\n```", "docs markup"),
     ("Call {func}`structlog.configure` once. [1]", "docs markup"),
     ("It offers colorful[^win] console output. [1]", "docs markup"),
+    ("As we discuss in the [Raw Identifiers][raw-identifiers] section. [1]", "docs markup"),
+    ("Around 8,000 packages &mdash; and counting. [1]", "docs markup"),
+    ("Before validators run first. {#model-before-validator} [1]", "docs markup"),
+    ("**Do not reveal the secret key.**. [1]", "double stop"),
     ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
      "ends mid-sentence"),
 ])
