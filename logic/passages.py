@@ -119,6 +119,8 @@ def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
     return groups
 
 
+# A reference entry's name alone on its line, ending in a colon (a Sphinx object's signature: tools/restructured.py).
+_TERM = re.compile(r"(`[^`\n]+`):")
 # A line of a template directive (`{{#include ../listings/x.rs}}`): the site's build inserts code there, so
 # a block holding only such lines shows the reader nothing.
 _DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
@@ -193,13 +195,18 @@ def units(markdown: str) -> list[Unit]:
     """Return a chunk's units in reading order; a block takes the sentence before it ending in ':' as its lead."""
     out: list[Unit] = []
     paragraph = section = 0
+    term = ""  # a reference entry's name, on a line of its own before its description
     for group, lines in _group(normalize_markdown(markdown).splitlines()):
         if group == "prose":
             section += any(line.lstrip().startswith("#") for line in lines)
+            entry = _TERM.fullmatch(" ".join(lines).strip())
             # Headings name a section; they answer nothing by themselves.
             found = [s.strip() for block in join_wrapped(lines) if not block.lstrip().startswith("#")
                      for s in SENTENCE_END.split(block.strip().lstrip("> ").strip())
                      if is_prose(s) and _WHOLE.match(s.strip())]
+            if found and term:  # "`SESSION_COOKIE_PATH`: The path that …": a quote says what it describes
+                found[0] = f"{term}: {found[0]}"
+            term = entry.group(1) if entry else term if not lines else ""
             paragraph += bool(found)  # a blank line ends a paragraph: one passage per prose group
             out.extend(Unit("sentence", "", s, len(out), paragraph, section) for s in found)
             continue
@@ -210,8 +217,8 @@ def units(markdown: str) -> list[Unit]:
             continue
         if (kind == "table" and len(lines) < 2) or _shows_nothing(kind, lines):
             continue
-        lead = ""
-        if out and out[-1].kind == "sentence" and out[-1].body.endswith(":"):
+        lead, term = (f"{term}:", "") if term else ("", "")  # an entry whose description opens with its code
+        if not lead and out and out[-1].kind == "sentence" and out[-1].body.endswith(":"):
             lead = out.pop().body
         else:
             paragraph += 1  # a block nothing introduces is a passage of its own

@@ -97,14 +97,9 @@ class _SphinxDirective(Directive):  # type: ignore[misc]  # docutils ships no ty
         body = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, body)
         if name in _OBJECTS and argument:
-            # The entry's name leads its description ("`SESSION_COOKIE_PATH`: The path that …"), so a sentence
-            # quoted from it says what it describes; a description that opens with a block gets the name above.
-            first = body.children[0] if body.children else None
-            if isinstance(first, nodes.paragraph):
-                first.insert(0, nodes.Text(": "))
-                first.insert(0, nodes.literal(argument, argument))
-            else:
-                shown.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
+            # The entry's name on a line of its own, ending in a colon as a term does: a sentence quoted from the
+            # description is then led by what it describes (logic/passages.py).
+            shown.append(nodes.paragraph("", "", nodes.literal(argument, argument), nodes.Text(":")))
         return [*shown, *body.children]
 
 

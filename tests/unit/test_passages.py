@@ -176,3 +176,18 @@ def test_docusaurus_admonitions_are_quoted_as_their_text() -> None:
 def test_a_sentence_ending_inside_emphasis_gets_no_second_stop() -> None:
     answer = render([(0, "**Do not reveal the secret key when committing code.**"), (0, "Keep it *secret*")])
     assert answer == "**Do not reveal the secret key when committing code.** [1] Keep it *secret*. [1]"
+
+
+def test_a_reference_entrys_name_leads_its_descriptions_first_sentence() -> None:
+    # Sphinx's `.. data::` entries as ingest writes them: the name and a colon, then what it does.
+    text = ("The session settings are these.\n\n`SESSION_COOKIE_PATH`:\n\n"
+            "The path that the session cookie will be valid for. If not set, the cookie is valid under `/`.\n\n"
+            "`SESSION_COOKIE_SAMESITE`:\n\nRestrict how cookies are sent with requests from external sites.\n\n"
+            "`pydantic.types.Strict`\n\nBy default, Pydantic will attempt to coerce values when possible.\n")
+    assert [u.body for u in units(text)] == [
+        "The session settings are these.",
+        "`SESSION_COOKIE_PATH`: The path that the session cookie will be valid for.",
+        "If not set, the cookie is valid under `/`.",
+        "`SESSION_COOKIE_SAMESITE`: Restrict how cookies are sent with requests from external sites.",
+        "By default, Pydantic will attempt to coerce values when possible."]  # a code span alone names nothing
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logic.passages import units
 from tests.unit.test_ingest_folder import run
 from tests.unit.test_ingest_site import payloads
 from tools.embeddings import HashEmbeddings
@@ -64,7 +65,7 @@ def test_sphinx_roles_and_directives_read_as_the_built_page_shows_them() -> None
     assert "```python\nfrom werkzeug.utils import secure_filename\n```" in markdown
     assert "Changed in version 2.3: Added `MAX_FORM_MEMORY_SIZE` to limit form data." in markdown
     assert "Never trust the file name a client sends." in markdown
-    assert "`request`: The current request object." in markdown  # an entry's name leads its description
+    assert "`request`:\n\nThe current request object." in markdown  # an entry's name, then its description
     # Navigation, a module marker, autodoc stubs and directive options are not text a reader sees.
     for hidden in ("toctree", "maxdepth", "currentmodule", "noindex", "autoclass", "members", ":attr:", "``MAX"):
         assert hidden not in markdown, hidden
@@ -119,7 +120,8 @@ def test_a_folder_of_rst_pages_is_ingested_with_section_anchors(tmp_path: Path) 
     assert not any(":meth:" in m["text"] or "toctree" in m["text"] for m in uploads)
 
 
-def test_an_entry_whose_description_opens_with_code_keeps_its_name_above() -> None:
+def test_an_entry_whose_description_opens_with_code_leads_the_code_with_its_name() -> None:
     markdown = rst_to_markdown(".. function:: make_response(*args)\n\n    .. code-block:: python\n\n        x = 1\n\n"
                                ".. data:: EMPTY\n")
-    assert "`make_response(*args)`\n\n```python\nx = 1\n```" in markdown and "`EMPTY`" in markdown
+    assert "`make_response(*args)`:\n\n```python\nx = 1\n```" in markdown and "`EMPTY`:" in markdown
+    assert [(u.lead, u.kind) for u in units(markdown)] == [("`make_response(*args)`:", "code")]
