@@ -29,6 +29,10 @@ _FOOTNOTE = re.compile(r"^\s{0,3}\[\^[^\]\n]+\]:[ \t]*(.*)$")
 # A code span, kept, or a reference link whose text may wrap onto a second line or hold code spans.
 _WRAPPED_REF_LINK = re.compile(r"(`[^`\n]*`)|(?<![\]!\\])\[((?:[^\]\[`\n]|`[^`\n]*`|\n(?![ \t]*\n))+)\]"
                                r"\[[^\]\[\n]*\]")
+# A reference definition's label, and a bracketed text that may be a shortcut reference link to one (a code span
+# is matched first, so `a[i]` stays code).
+_LABEL_DEFINED = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]+\S", re.MULTILINE)
+_SHORTCUT_LINK = re.compile(r"(`[^`\n]*`)|(?<![\]!\\\w])\[([^\]\[\n]+)\](?![(\[:])")
 # An HTML entity the page renders as its character; not "&lt;", "&gt;" or "&amp;", which would then read as markup.
 _ENTITY = re.compile(r"&(?!(?:lt|gt|amp);)(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 # An attribute list ending a line ("… later in your validator.  {#model-before-validator}"), which sets an id or a
@@ -220,6 +224,12 @@ def normalize_markdown(markdown: str) -> str:
     # Comments and `![..](..)` inside fenced code (quoted or indented blocks too) are code. A reference link
     # wrapped over two lines, or holding a code span ("[`rand`\ncrate][randcrate]"), keeps its text.
     text = outside(markdown, lambda part: _WRAPPED_REF_LINK.sub(_link_text, _IMAGE.sub("", _COMMENT.sub("", part))))
+    # A shortcut reference link ("set the [locale] parameter", defined by "[locale]: #locale" on the page) shows
+    # its text; brackets the page defines no link for are text as written.
+    labels = {label.lower() for label in _LABEL_DEFINED.findall(text) if not label.startswith("^")}
+    if labels:
+        text = outside(text, lambda part: _SHORTCUT_LINK.sub(
+            lambda m: m.group(2) if m.group(2) and m.group(2).lower() in labels else m.group(0), part))
     for line in text.splitlines():
         # A quoted paragraph's wrapped lines and its code block read as the page's own.
         if _QUOTE.match(line) and (fence is None or quoted_fence):

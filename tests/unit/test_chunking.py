@@ -244,6 +244,15 @@ def test_wrapped_reference_links_entities_and_attribute_lists_read_as_the_page_s
     assert "8,000 packages — the `&mdash;` in code and &lt;b&gt; stay." in body
 
 
+def test_a_shortcut_reference_link_shows_its_text_and_other_brackets_stay() -> None:
+    page = ("# Favicon\n\nBy default, MkDocs uses the [MkDocs favicon] icon; set the [locale] of the [theme].\n"
+            "Tick [x] when done, and `opts[locale]` is code.\n\n[MkDocs favicon]: https://x.test/favicon.ico\n"
+            "[locale]: #locale\n[Theme]: #theme\n")
+    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "favicon.md"))
+    assert "uses the MkDocs favicon icon; set the locale of the theme." in body
+    assert "Tick [x] when done, and `opts[locale]` is code." in body
+
+
 def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
     page = ("# Models\n\nPydantic also provides the [`model_construct()`][pydantic.main.BaseModel.model_construct]\n"
             "method, which creates models without validation. In code, `[a][b]` stays as written.\n")
