@@ -154,9 +154,9 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
             extra = _passage(pool, where[candidates[runner]], max(max_words - used, RUNNER_UP_WORDS), follow=False)
             picked += [k for k in extra if k not in picked]
             used = _words(pool, picked)
-    # The answer opens with the chunk of its best unit (the passage that answers, the definition rather than the
-    # code of a higher-ranked chunk), its units in their order; the runner-ups follow in reading order.
-    lead_chunk = candidates[best][0]
+    # Reading order; an explanation opens with the chunk of its best unit (the definition, not the code of a
+    # higher-ranked chunk), whose units keep their order.
+    lead_chunk = candidates[best][0] if explains else -1
     picked = sorted(set(picked), key=lambda k: (pool[k][0] != lead_chunk, k))
     return [(pool[k][0], _quote(pool[k][1])) for k in picked]
 

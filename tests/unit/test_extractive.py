@@ -351,17 +351,3 @@ def test_a_url_in_a_template_string_does_not_read_as_a_header() -> None:
     chunk = ("Start both servers first, as the test suite does:\n\n```js\nconst server = await buildServer()\n\n"
              "const serverUrl = `http://localhost:${server.address().port}`\n")
     assert "const serverUrl" in render(extract_answer("How do I start both servers?", [chunk]))
-
-
-def test_the_answer_opens_with_the_passage_that_answers_even_from_a_lower_ranked_chunk() -> None:
-    logging = "Use the same file for structlog and logging output by switching to `WriteLogger` from `PrintLogger`."
-    stderr = ("To send the log output to standard error instead of standard out, configure it with one line:\n\n"
-              "```python\nstructlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))\n```\n")
-
-    def similarity(query: str, texts: list[str]) -> list[float]:
-        return [0.8 if "standard error" in t else 0.6 for t in texts]
-
-    picked = extract_answer("How do I make structlog print to stderr instead of stdout?", [logging, stderr],
-                            similarity=similarity)
-    assert [rank for rank, _ in picked] == [1, 0]  # the answering chunk first, still cited as the second source
-    assert picked[0][1].startswith("To send the log output to standard error")
