@@ -39,6 +39,8 @@ _ENTITY = re.compile(r"&(?!(?:lt|gt|amp);)(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,
 # class on the element and shows nothing.
 _ATTRIBUTES = re.compile(r"[ \t]*\{:?[ \t]*[#.][\w-]+(?:[ \t]+(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|[^\s}]+)))*"
                          r"[ \t]*\}[ \t]*$")
+# ...or one that sets an id right after the element it marks ("**`locale`**{ #mkdocs-locale }: The locale …").
+_ID_ATTRIBUTE = re.compile(r"(?<=[^\s{])\{:?[ \t]*#[\w-]+(?:[ \t]+[#.][\w-]+)*[ \t]*\}")
 _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
 # An image shows no words of the text (its alt text may wrap over lines); `vec![1](x)` is no image.
@@ -269,7 +271,7 @@ def normalize_markdown(markdown: str) -> str:
         line = _outside_code_spans(line, _FOOTNOTE_MARK, "")
         line = _outside_code_spans(line, _ENTITY, _entity)
         if not line.lstrip().startswith("#") and line.strip():  # a heading's `{#anchor}` names its section
-            line = _outside_code_spans(line, _ATTRIBUTES, "")
+            line = _outside_code_spans(_outside_code_spans(line, _ATTRIBUTES, ""), _ID_ATTRIBUTE, "")
             if not line.strip():
                 continue  # a line that only set an id: the item or paragraph it follows goes on
         if (definition := _DEFINITION.match(line)) and _defines(out, definition.group(1), defining, list_end):

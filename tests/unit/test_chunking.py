@@ -236,11 +236,13 @@ def test_a_footnote_is_read_as_its_text_and_its_mark_is_not_quoted() -> None:
 def test_wrapped_reference_links_entities_and_attribute_lists_read_as_the_page_shows_them() -> None:
     page = ("# Keywords\n\nThey can be raw identifiers, as we discuss in the [“Raw\nIdentifiers”][raw-identifiers]"
             "<!-- ignore --> section. The team provides a [`rand`\ncrate][randcrate] for that.\n\n"
-            "* **Before** validators run first.\n  {#model-before-validator}\n* After validators run last.\n\n"
+            "* **Before** validators run first.\n  {#model-before-validator}\n* After validators run last.\n"
+            "* **`locale`**{ #mkdocs-locale }: the theme's language.\n\n"
             "Around 8,000 packages &mdash; the `&mdash;` in code and &lt;b&gt; stay.\n")
     body = "\n".join(chunk.body for chunk in chunk_markdown(page, "keywords.md"))
     assert "the “Raw\nIdentifiers” section." in body and "a `rand`\ncrate for that." in body
     assert "{#model" not in body and "validators run first.\n* After" in body
+    assert "* **`locale`**: the theme's language." in body
     assert "8,000 packages — the `&mdash;` in code and &lt;b&gt; stay." in body
 
 
