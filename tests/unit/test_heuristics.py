@@ -109,7 +109,7 @@ def test_expletive_it_is_not_a_followup(question: str) -> None:
     assert rewrite_followup(question, "What is Isaac Sim?") == question
 
 
-@pytest.mark.parametrize("question", ["Is this method safe?", "Which one is faster?",
+@pytest.mark.parametrize("question", ["Is this method safe?", "Which one is faster?", "Is there one for Jetson?",
                                       "What is the node that publishes odometry?"])
 def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(question: str) -> None:
     assert rewrite_followup(question, "What is Isaac Sim?") == f"{question} (What is Isaac Sim)"
@@ -196,6 +196,10 @@ def test_it_before_so_or_too_is_an_object_not_an_expletive(question: str) -> Non
      "Is checking in a unit test which events my code logged safe to use under pytest-xdist?"),
     ("Will it work offline?", "Is there a way to run the tests again on every change?",
      "Will running the tests again on every change work offline?"),
+    # "one" before its noun is a number, not a pronoun that would need the earlier question beside it.
+    ("Where do I reset it so one request's values don't leak into the next?",
+     "How do I get a request id onto every log line?",
+     "Where do I reset the request id so one request's values don't leak into the next?"),
     # As an object, the pronoun stands for what the action acts on: the key is rotated, not its generating.
     ("How often should we rotate it?", "What's a good way to generate the secret key for my app?",
      "How often should we rotate the secret key?"),
