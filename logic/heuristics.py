@@ -26,13 +26,15 @@ _REPLACEABLE = re.compile(r"\b(it|its|they|them|their|this|that)\b", re.IGNORECA
 _PLURAL_PRONOUN = re.compile(r"^(\s*(?:and\s+)?(?:can|could|do|does|will|would|should|must)\s+)"
                              r"(these|those)\b(?!\s+(?:of|in|on|for|with)\b)(?=\s+[a-z]+\s)", re.IGNORECASE)
 # Words after which "one" is a pronoun ("which one is faster", "one for Windows"), not a numeral before its noun
-# ("so one request's values don't leak").
+# ("so one request's values don't leak"); after a determiner it is a pronoun whatever follows ("the built-in one
+# get in the way").
 _NOT_A_NOUN = (r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|of|that|which|to|in|on|for|"
                r"with|and|or|but|instead|too|as|than|i|you|we|they|it)")
 # Anaphors that refer back but cannot simply be swapped for a noun phrase, including "which one"
 # and "this"/"that" before a noun ("this method", "that setting") or starting a relative clause.
 _REFERRING = re.compile(
     r"\b(both|these|those|either|neither|the latter|the former|one(?!\s+(?!" + _NOT_A_NOUN + r"\b)[a-z])|"
+    r"(?:the|a|an|which|each|any|every|another|other|same)\s+(?:[\w-]+\s+)?one|"
     r"(?:this|that)\s+(?!(?:is|was|are|does|do|"
     r"did|can|could|will|would|should|has|have|mean|means|work|works)\b)[a-z]+)\b",
     re.IGNORECASE,
