@@ -34,6 +34,12 @@ def run(root: Path, data: Path, embeddings: HashEmbeddings, **settings: Any) -> 
                   embedding_model="hash/256", settings=Settings(progress=False, **settings))
 
 
+def chunks_of(root: Path, data: Path, source: str) -> list[dict[str, Any]]:
+    """Ingest a folder with the hash embedder and return the stored chunks' metadata of one page."""
+    run(root, data, HashEmbeddings(256))
+    return [p["metadata"] for _, p in payloads(data) if p["metadata"]["source"] == source]
+
+
 def test_second_run_embeds_nothing(tmp_path: Path) -> None:
     root, data = make_folder(tmp_path / "docs"), tmp_path / "data"
     first = run(root, data, CountingEmbeddings())

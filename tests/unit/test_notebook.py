@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_ingest_folder import run
-from tests.unit.test_ingest_site import payloads
-from tools.embeddings import HashEmbeddings
+from tests.unit.test_ingest_folder import chunks_of
 from tools.notebook import MAX_OUTPUT_LINES, notebook_to_markdown
 from tools.sources import from_folder
 
@@ -91,9 +89,7 @@ def test_a_folder_of_notebooks_is_ingested_and_a_broken_one_reported(tmp_path: P
     found = from_folder(root)
     assert sorted(found.docs) == ["intro.md", "lessons/filtering.ipynb"]
     assert "invalid JSON" in found.failed["lessons/broken.ipynb"]
-    run(root, tmp_path / "data", HashEmbeddings(256))
-    chunks = [p["metadata"] for _, p in payloads(tmp_path / "data")]
-    lesson = [m for m in chunks if m["source"] == "lessons/filtering.ipynb"]
+    lesson = chunks_of(root, tmp_path / "data", "lessons/filtering.ipynb")
     assert {m["title"] for m in lesson} == {"Filtering rows"}
     assert "plotting" in {m["anchor"] for m in lesson}
     assert any("sales.amount > 100" in m["text"] for m in lesson)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logic.passages import units
-from tests.unit.test_ingest_folder import run
-from tests.unit.test_ingest_site import payloads
-from tools.embeddings import HashEmbeddings
+from tests.unit.test_ingest_folder import chunks_of
 from tools.restructured import rst_to_markdown
 from tools.sources import from_folder
 from tools.webpage import html_to_markdown
@@ -111,9 +109,7 @@ def test_a_folder_of_rst_pages_is_ingested_with_section_anchors(tmp_path: Path) 
     (root / "index.rst").write_text("Welcome\n=======\n\nStart with the file uploads pattern.\n")
     found = from_folder(root)
     assert sorted(found.docs) == ["index.rst", "patterns/fileuploads.rst"]
-    run(root, tmp_path / "data", HashEmbeddings(256))
-    chunks = [p["metadata"] for _, p in payloads(tmp_path / "data")]
-    uploads = [m for m in chunks if m["source"] == "patterns/fileuploads.rst"]
+    uploads = chunks_of(root, tmp_path / "data", "patterns/fileuploads.rst")
     assert {m["title"] for m in uploads} == {"Uploading Files"}
     assert "a-gentle-introduction" in {m["anchor"] for m in uploads}
     assert any("`MAX_CONTENT_LENGTH`" in m["text"] for m in uploads)
