@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_OPENING = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+# A backtick fence's info string holds no backtick: "```fit1``` is the first fit" is a paragraph with a code span.
+_OPENING = re.compile(r"^[ \t]*(`{3,}(?=[^`\n]*$)|~{3,})")
 # A whole block in a page's text (quote markers allowed before its fences), or the rest of the text when unclosed.
-BLOCK = re.compile(r"^[ \t>]*(`{3,}|~{3,}).*?(?:^[ \t>]*\1[`~]*[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+BLOCK = re.compile(r"^[ \t>]*(`{3,}(?=[^`\n]*$)|~{3,}).*?(?:^[ \t>]*\1[`~]*[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def opening(line: str) -> str | None:

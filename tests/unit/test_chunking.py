@@ -255,6 +255,17 @@ def test_a_shortcut_reference_link_shows_its_text_and_other_brackets_stay() -> N
     assert "Tick [x] when done, and `opts[locale]` is code." in body
 
 
+def test_code_spans_between_runs_of_backticks_read_as_spans_and_open_no_block() -> None:
+    page = ("# Holt-Winters\n\nThe fits:\n\n1. ```fit1``` additive trend, period ```season_length=4```.\n"
+            "1. ```fit2``` multiplicative seasonal.\n\n"
+            "```fit3``` is damped. Use the ``C()`` operator; `` `a` `` stays.\n\n"
+            "```python\nfit1 = ExponentialSmoothing(aust).fit()\n```\n")
+    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "ets.md"))
+    assert "1. `fit1` additive trend, period `season_length=4`.\n1. `fit2` multiplicative seasonal." in body
+    assert "`fit3` is damped. Use the `C()` operator; `` `a` `` stays." in body
+    assert "```python\nfit1 = ExponentialSmoothing(aust).fit()\n```" in body
+
+
 def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
     page = ("# Models\n\nPydantic also provides the [`model_construct()`][pydantic.main.BaseModel.model_construct]\n"
             "method, which creates models without validation. In code, `[a][b]` stays as written.\n")

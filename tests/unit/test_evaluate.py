@@ -194,6 +194,8 @@ def test_answer_defects_name_a_cut_lead_in_and_a_stripped_code_block() -> None:
     assert eval_figures.answer_defects("It panicked with the message `already borrowed: … [1] See `RefCell`. [1]") == [
         "code span cut"]
     assert eval_figures.answer_defects("It panicked with `already borrowed:\nBorrowMutError`. [1]") == []
+    # A double-backtick span ending in punctuation is a span, not an emptied one.
+    assert eval_figures.answer_defects("Use the ``C()`` operator: `C(Region)`. [1]") == []
     # C#'s index from the end, in code, is no footnote.
     assert eval_figures.answer_defects("Take `items[^1]` [1]:\n\n```csharp\nvar last = items[^1];\n```\n") == []
 
