@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AnyMessage, HumanMessage
 
 from logic.answerability import asked_part
+from logic.lexical import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GREETING = re.compile(
@@ -63,7 +64,7 @@ _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|t
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
     r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so|go|goes|belong|belongs|live|"
-    r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by)\b.*$",
+    r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by|is|are|was|were)\b.*$",
     re.IGNORECASE,
 )
 # A plural noun ("workspaces", "tests"; not "class", "status", "analysis"): what "they" or "them" stands for.
@@ -170,7 +171,8 @@ def rewrite_followup(question: str, previous_query: str) -> str:
             whole = whole if _DETERMINER.match(whole) else f"the {whole}"  # "each of the integration tests"
             return question[:part.start(1)] + whole + question[part.end(1):]
     same = _SAME_NOUN.search(question)
-    if same and subject and _names_noun(subject, same.group(1)) \
+    # "that the …" opens a clause ("impose that the coefficients are equal"): an article is no noun to name.
+    if same and subject and same.group(1).lower() not in STOPWORDS and _names_noun(subject, same.group(1)) \
             and not _REFERRING.search(_ONE.sub("", question[:same.start()] + question[same.end():])):
         # "Once it's stable, how do I make that version the default one?" → "… make the beta version of my
         # package the default one?": the phrase that named the version, not the earlier question in brackets.

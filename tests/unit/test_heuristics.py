@@ -93,6 +93,7 @@ def test_referring_word_appends_previous_query() -> None:
         ("Does undici ship a WebSocket client?", ""),
         ("What's the quickest way to bump my package from 1.2.3 to 1.3.0?", ""),
         ("What's a good way to generate the secret key for my app?", ""),  # never the bare article "a"
+        ("How can I check whether my regression coefficients are stable?", "my regression coefficients"),
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
@@ -208,6 +209,12 @@ def test_it_before_so_or_too_is_an_object_not_an_expletive(question: str) -> Non
 def test_a_pronoun_with_no_object_to_name_stands_for_the_asked_action(question: str, previous: str,
                                                                      standalone: str) -> None:
     assert rewrite_followup(question, previous) == standalone
+
+
+def test_that_opening_a_clause_is_no_demonstrative_before_a_noun() -> None:
+    previous = "How can I check whether my regression coefficients are stable over the sample?"
+    question = "Can I make it impose that the copper and aluminium coefficients are equal?"
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
 
 
 def test_an_it_that_anticipates_a_clause_is_not_the_pronoun_replaced() -> None:
