@@ -35,7 +35,7 @@ _NOT_A_NOUN = (r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|
 # and "this"/"that" before a noun ("this method", "that setting") or starting a relative clause.
 _REFERRING = re.compile(
     r"\b(both|these|those|either|neither|the latter|the former|one(?!\s+(?!" + _NOT_A_NOUN + r"\b)[a-z])|"
-    r"(?:the|a|an|which|each|any|every|another|other|same)\s+(?:[\w-]+\s+)?one|"
+    r"(?:the|a|an|which|each|any|every|another|other|same)\s+(?:[\w-]+\s+)?one|ones|(?:in|from|out of)\s+there|"
     r"(?:this|that)\s+(?!(?:is|was|are|does|do|"
     r"did|can|could|will|would|should|has|have|mean|means|work|works)\b)[a-z]+)\b",
     re.IGNORECASE,

@@ -111,6 +111,7 @@ def test_expletive_it_is_not_a_followup(question: str) -> None:
 
 
 @pytest.mark.parametrize("question", ["Is this method safe?", "Which one is faster?", "Is there one for Jetson?",
+                                      "What if I only want past ones in there?",
                                       "Does the built-in one get in the way?",
                                       "What is the node that publishes odometry?"])
 def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(question: str) -> None:
