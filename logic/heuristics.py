@@ -232,7 +232,7 @@ _PARTICLE = re.compile(r"^([a-z]+)\s+(?:on|off|up|down|out)\s+(?=(?:the|a|an|my|
                        re.IGNORECASE)
 _NO_OBJECT = {"on", "off", "up", "down", "out", "it", "them", "this", "that"}
 # "What's a good way to generate the secret key?": the action after "way to", whose object a pronoun can stand for.
-_WAY = re.compile(r"^\s*(?:what(?:'s|’s|\s+is)|is\s+there)\s+(?:the|a|an)\s+(?:[a-z]+\s+)?ways?\s+to\s+[a-z]+\s+(.*)$",
+_WAY = re.compile(r"^\s*(?:what(?:'s|’s|\s+is)|is\s+there)\s+(?:the|a|an)\s+(?:[a-z]+\s+)?ways?\s+to\s+([a-z]+\s+.*)$",
                   re.IGNORECASE)
 # Words after which "it" is a verb's subject ("does it", "what if it"), not its object ("rotate it", "into it").
 _BEFORE_SUBJECT = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "may",
@@ -258,11 +258,8 @@ def _object(question: str, match: re.Match[str]) -> bool:
 def way_object(query: str) -> str:
     """Return what a "what's a good way to …" question acts on ("the secret key"); "" for other questions."""
     found = _WAY.match(asked_part(query).rstrip("?.! "))
-    if not found:
-        return ""
-    rest = _STOP.sub("", " " + found.group(1)).strip()
-    determiner = _DETERMINER.search(rest)
-    return re.sub(r"^(?:a|an)\s+", "the ", rest[determiner.start():], flags=re.IGNORECASE) if determiner else ""
+    # The action's object, as `subject_of` reads it from "How do I generate the secret key …?".
+    return subject_of(f"How do I {found.group(1)}?") if found else ""
 
 
 # "the default one", "a newer one": "one" standing for a noun of the same sentence, not for the earlier topic.

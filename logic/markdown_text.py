@@ -28,7 +28,7 @@ _REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+.*$")
 _FOOTNOTE = re.compile(r"^\s{0,3}\[\^[^\]\n]+\]:[ \t]*(.*)$")
 # A code span between runs of two or more backticks ("``C()``", "```fit1```") holding no backtick itself: the same
 # span as between single ones, which is how the rest of the reading (and a quote's cleaning) expects code spans.
-_MULTI_TICK = re.compile(r"(?<!`)(`{2,})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
+MULTI_TICK = re.compile(r"(?<!`)(`{2,})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
 # A code span, kept, or a reference link whose text may wrap onto a second line or hold code spans.
 _WRAPPED_REF_LINK = re.compile(r"(`[^`\n]*`)|(?<![\]!\\])\[((?:[^\]\[`\n]|`[^`\n]*`|\n(?![ \t]*\n))+)\]"
                                r"\[[^\]\[\n]*\]")
@@ -276,7 +276,7 @@ def normalize_markdown(markdown: str) -> str:
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
             defining = False
             continue
-        line = _MULTI_TICK.sub(_one_tick, line)
+        line = MULTI_TICK.sub(_one_tick, line)
         line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
         line = _outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1")
         line = _outside_code_spans(line, _FOOTNOTE_MARK, "")

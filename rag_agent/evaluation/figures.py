@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from logic.fences import span_open
+from logic.markdown_text import MULTI_TICK
 from logic.not_found import unhedged
 
 
@@ -74,8 +75,6 @@ _DOUBLE_STOP = re.compile(r"[.!?][*_\"'”’]+\.(?!\.)")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
 # double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
 _EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
-# A span between runs of backticks ("``C()``"), whose closing pair after ")" would otherwise read as an empty span.
-_MULTI_TICK_SPAN = re.compile(r"(?<!`)(`{2,})(?!`)[^`\n]+?(?<!`)\1(?!`)")
 _COMMA_PERIOD = re.compile(r",\s?\.(?!\.)")  # "to `true`,." / "true, ." (not an ellipsis ",...")
 _ARTICLE_STOP = re.compile(r"\b(?:the|an)\s*[.,;:](?=\s|$)")  # "disabled for the." : a value was cut out
 # The note a quoted answer ends with ("_(Quoted from the documentation; …)_") and trailing citation marks.
@@ -115,7 +114,8 @@ def answer_defects(answer: str) -> list[str]:
     prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
     found = [":." for _ in [0] if ":." in prose]
     found += ["empty code block" for body in _FENCE.findall(answer) if not body.strip()]
-    found += ["empty code span" for _ in _EMPTY_SPAN.findall(_MULTI_TICK_SPAN.sub("x", prose))][:1]
+    # A span between runs of backticks ("``C()``") is a span: its closing pair after ")" is no emptied one.
+    found += ["empty code span" for _ in _EMPTY_SPAN.findall(MULTI_TICK.sub("x", prose))][:1]
     words = _INLINE_CODE.sub("x", prose)  # a code span's own punctuation (`a,.b`) is not prose
     found += [",." for _ in [0] if _COMMA_PERIOD.search(words)]
     found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
