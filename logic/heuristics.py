@@ -87,6 +87,8 @@ _PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many
                       r"(them|these|those)\b", re.IGNORECASE)
 # "that version", "this method": a demonstrative before a noun the earlier topic's phrase ends in or holds.
 _SAME_NOUN = re.compile(r"\b(?:this|that|these|those)\s+([a-z]+)\b", re.IGNORECASE)
+# A phrase led by a possessive pronoun ("its own slope") leans on another noun: a pronoun cannot stand for it.
+_REFERS_BACK = {"its", "their", "his", "her"}
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -138,6 +140,8 @@ def subject_of(query: str) -> str:
         short = f"the {short}"
     if short.split()[-1].lower() in _EMPTY_HEADS or _DETERMINER.fullmatch(f"{short} "):
         return ""  # "the quickest way", or "a good way to …" cut to its article: no noun to stand for
+    if short.split()[0].lower() in _REFERS_BACK:
+        return ""  # "give every pig its own intercept": "its own intercept" points back itself, it names no topic
     # Named once already, "a validator" is now "the validator".
     return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 
@@ -186,6 +190,8 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         # good way to generate the secret key?": the key), and with nothing named the earlier question is kept.
         assert match is not None
         subject = way_object(previous_query) if _object(question, match) else action_of(previous_query)
+    if word in {"it", "its"} and _plural(subject):
+        subject = ""  # "it" never stands for "my admin pages": the earlier question is kept beside it instead
     if _REFERRING.search(question) or not subject or _fragment(question):
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     assert match is not None
@@ -286,6 +292,12 @@ def asked_question(messages: Sequence[AnyMessage], retrieval_query: str) -> str:
     """Return the question to name back to the user: the standalone query, or the user's words it only extended."""
     humans = [m for m in messages if isinstance(m, HumanMessage)]
     return as_asked(humans[-1].text.strip() if humans else "", retrieval_query)
+
+
+def _plural(subject: str) -> bool:
+    """Tell whether a topic phrase's head noun is plural ("my admin pages"; not "the status", "a class")."""
+    head = subject.split()[-1] if subject else ""
+    return bool(_PLURAL_NOUN.fullmatch(head)) and head.lower() not in _NOT_PLURAL
 
 
 def _plural_subject(subject: str, previous_query: str) -> str:

@@ -94,6 +94,7 @@ def test_referring_word_appends_previous_query() -> None:
         ("What's the quickest way to bump my package from 1.2.3 to 1.3.0?", ""),
         ("What's a good way to generate the secret key for my app?", ""),  # never the bare article "a"
         ("How can I check whether my regression coefficients are stable?", "my regression coefficients"),
+        ("How do I give each user their own API key?", ""),  # "their own API key" points back to the user
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
@@ -151,8 +152,8 @@ def test_determiner_and_relative_uses_append_the_topic_instead_of_replacing(ques
     # The object ends at a preposition such as "into" or "using".
     ("Can I use it with pnpm?", "How do I link my library into another project?", "Can I use my library with pnpm?"),
     # "it's" is "it is": the verb stays.
-    ("What if it's an organization site instead?", "How do I deploy my docs to GitHub Pages?",
-     "What if my docs is an organization site instead?"),
+    ("What if it's an organization site instead?", "How do I deploy my site to GitHub Pages?",
+     "What if my site is an organization site instead?"),
 ])
 def test_a_followup_about_an_action_is_rewritten_into_a_grammatical_question(question: str, previous: str,
                                                                             standalone: str) -> None:
@@ -173,6 +174,8 @@ def test_pronoun_before_a_verb_is_replaced() -> None:
     ("Can they run in parallel?", "How can I check in a unit test which events my code logged?"),
     # A fragment borrows the earlier question's verb: "And for the fancy exception output?" asks what to install.
     ("And for the fancy exception output?", "What do I need to install so the console output is coloured?"),
+    # "it" is singular: never "Can my plugins be turned off one by one?".
+    ("Can it be turned off one by one?", "How do I configure my plugins?"),
 ])
 def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_it(question: str,
                                                                                   previous: str) -> None:
