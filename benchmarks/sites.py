@@ -170,7 +170,10 @@ def load_sets(site: Site, limit: int | None,
 
 def ingest_code_digest() -> str:
     """Hash the source of every project module the ingest pipeline imports (run in a fresh interpreter)."""
-    probe = ("import sys, tools.ingest; from pathlib import Path; r = Path.cwd().resolve(); "
+    # Ingest loads the bundled embedder (and its model files' locator) only when it first embeds: imported here
+    # too, or a change to how chunks and passages are embedded would leave a stale index in use.
+    probe = ("import sys, tools.ingest, tools.embeddings, tools.onnx_embedder, logic.bundled_model; "
+             "from pathlib import Path; r = Path.cwd().resolve(); "
              "print('\\n'.join(sorted(m.__file__ for m in list(sys.modules.values()) "
              "if getattr(m, '__file__', None) and Path(m.__file__).resolve().is_relative_to(r) "
              "and '.venv' not in Path(m.__file__).parts)))")
