@@ -95,6 +95,11 @@ def writes(name: str, lowered: str, spelled: Container[str] = frozenset()) -> bo
     return all(t in spelled or matches(t, lowered) for t in terms(name))
 
 
+# A follow-up searched with the earlier question in brackets after it (logic/heuristics.rewrite_followup): what is
+# asked is the follow-up; the bracket is context, like the story a user tells before asking.
+_EARLIER = re.compile(r"(?<=[?.!])\s+\([^()]+\)\s*$")
+
+
 def asked_part(question: str, words: int = 0) -> str:
     """Return what a question asks, without the sentences before it that set out the user's situation.
 
@@ -103,6 +108,7 @@ def asked_part(question: str, words: int = 0) -> str:
     ending in '?' (else it is the last sentence); a question of one sentence is all ask. With `words`, an ask with
     fewer content words takes in the sentences before it until it has them ("…nothing seems to happen. Why?").
     """
+    question = _EARLIER.sub("", question)
     parts = [p for p in SENTENCE_END.split(question.strip()) if p.strip()]
     if len(parts) < 2:
         return question

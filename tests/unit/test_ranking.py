@@ -279,3 +279,18 @@ def test_an_ask_that_points_back_asks_about_what_the_story_named() -> None:
     told = "We have a single RTX 4090 for Isaac Lab training. How many parallel environments should we run?"
     assert asked_about(told) == "How many parallel environments should we run?"
     assert features(told, hits, lex)["names_missing"] == 0.0
+
+
+def test_the_earlier_question_a_followup_carries_in_brackets_is_context_not_the_ask() -> None:
+    from logic.answerability import asked_about, features
+    from logic.heuristics import rewrite_followup
+
+    searched = rewrite_followup("Can it pick the proxy up from HTTPS_PROXY?", "How do I route my requests via a proxy?")
+    assert searched.endswith("(How do I route my requests via a proxy)")
+    assert asked_about(searched) == "Can it pick the proxy up from HTTPS_PROXY?"
+    lex = lexical.build(["pick the proxy up from the environment: HTTPS_PROXY", "requests dispatcher", "pool connections"])
+    hits = [chunk("proxy.md", 0.6, "EnvHttpProxyAgent reads the proxy from HTTPS_PROXY and NO_PROXY.")]
+    # Words only the earlier question holds ("route") are not the follow-up's unknown words.
+    assert features(searched, hits, lex)["unknown"] == 0.0
+    # A bracket the user typed is theirs: only a whole earlier question after the ask is set aside.
+    assert asked_about("Is the (async) client faster?") == "Is the (async) client faster?"
