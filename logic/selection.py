@@ -76,7 +76,7 @@ _TASK_WORDS = _GIST | frozenset(
     "explain describe described list listed tell say says said mean means main point key idea ideas stated state "
     "states mention mentioned cover covered compare comparison compared code snippet table section part page text "
     "passage selection example step steps what language written write line lines advice tip tips recommendation "
-    "recommendations guidance guideline guidelines suggestion suggestions".split())
+    "recommendations guidance guideline guidelines suggestion suggestions rule rules detail details".split())
 # A summary quotes the opening sentences of this many parts of the selection (its sections' first parts).
 OUTLINE_PARTS = 8
 

@@ -29,7 +29,9 @@ def test_pointing_questions_are_recognised() -> None:
 
 
 def test_summarize_and_explain_are_answered_from_the_selection() -> None:
-    for question in ("Summarize this page.", "Explain the action server code in this selection."):
+    # "rules" and "details" name the kind of text asked for, like "code": the page need not use the word.
+    for question in ("Summarize this page.", "Explain the action server code in this selection.",
+                     "Explain the reliability rules described here.", "What details does this give on durability?"):
         result = judged(question)
         assert result["gate_score"] >= result["threshold"] == ABOUT_SELECTION_COVERAGE, question
 
