@@ -288,7 +288,8 @@ def test_the_earlier_question_a_followup_carries_in_brackets_is_context_not_the_
     searched = rewrite_followup("Can it pick the proxy up from HTTPS_PROXY?", "How do I route my requests via a proxy?")
     assert searched.endswith("(How do I route my requests via a proxy)")
     assert asked_about(searched) == "Can it pick the proxy up from HTTPS_PROXY?"
-    lex = lexical.build(["pick the proxy up from the environment: HTTPS_PROXY", "requests dispatcher", "pool connections"])
+    lex = lexical.build(["pick the proxy up from the environment: HTTPS_PROXY", "requests dispatcher",
+                         "pool connections"])
     hits = [chunk("proxy.md", 0.6, "EnvHttpProxyAgent reads the proxy from HTTPS_PROXY and NO_PROXY.")]
     # Words only the earlier question holds ("route") are not the follow-up's unknown words.
     assert features(searched, hits, lex)["unknown"] == 0.0
