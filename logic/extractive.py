@@ -158,7 +158,19 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
     # higher-ranked chunk), whose units keep their order.
     lead_chunk = candidates[best][0] if explains else -1
     picked = sorted(set(picked), key=lambda k: (pool[k][0] != lead_chunk, k))
-    return [(pool[k][0], _quote(pool[k][1])) for k in picked]
+    return [(pool[k][0], _quote(pool[k][1])) for k in _once(pool, picked)]
+
+
+def _once(candidates: list[Candidate], picked: list[int]) -> list[int]:
+    """Drop a unit the answer already quotes: a sentence two pages repeat, a block two chunks were both given."""
+    seen: set[str] = set()
+    kept = []
+    for k in picked:
+        said = " ".join(candidates[k][1].body.split())
+        if said not in seen:
+            seen.add(said)
+            kept.append(k)
+    return kept
 
 
 def outline(candidates: list[tuple[int, Unit]], max_words: int, titles: list[str]) -> list[tuple[int, str]]:

@@ -351,3 +351,14 @@ def test_a_url_in_a_template_string_does_not_read_as_a_header() -> None:
     chunk = ("Start both servers first, as the test suite does:\n\n```js\nconst server = await buildServer()\n\n"
              "const serverUrl = `http://localhost:${server.address().port}`\n")
     assert "const serverUrl" in render(extract_answer("How do I start both servers?", [chunk]))
+
+
+def test_a_sentence_or_block_two_sections_share_is_quoted_once() -> None:
+    config = ("## audit-level\n\nThe minimum level of vulnerability for the audit to exit with a non-zero code.\n\n"
+              "* Default: null\n* Type: null, info, low, moderate, high, critical")
+    command = ("By default the audit exits with a non-zero code if any vulnerability is found. The minimum level of "
+               "vulnerability for the audit to exit with a non-zero code.")
+    picked = extract_answer("Which vulnerability level makes the audit exit with a non-zero code?", [command, config])
+    quotes = [text for _, text in picked]
+    said = [q for q in quotes if q.startswith("The minimum level of vulnerability")]
+    assert len(said) == 1 and len(quotes) == len(set(quotes))
