@@ -62,6 +62,8 @@ def followups(records: list[dict[str, Any]]) -> dict[str, Any]:
             "followup_keyword_recall": round(statistics.fmean(recalls), 4) if recalls else None}
 
 
+# A quoted sentence or block this long said twice is a repeat a reader notices, not a shared short phrase.
+_REPEAT_CHARS = 40
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Docs markup a site's build would have rendered: a MyST directive's fence (```{note}, :::{warning}) or a role.
@@ -109,6 +111,14 @@ def _ends_mid_sentence(answer: str) -> bool:
     return last[-1].isalnum() or last[-1] in ",;:(-"
 
 
+def _repeats(answer: str) -> bool:
+    """Tell whether an answer quotes the same code block, or the same sentence, twice."""
+    blocks = [" ".join(body.split()) for body in _FENCE.findall(answer)]
+    said = [" ".join(part.split()) for part in re.split(r"\[\d+\]|\n\s*\n", _FENCE.sub("", answer))]
+    quoted = [text for text in [*blocks, *said] if len(text) >= _REPEAT_CHARS]
+    return len(quoted) != len(set(quoted))
+
+
 def answer_defects(answer: str) -> list[str]:
     """Name what is broken in an answer as a reader would notice it: cut lead-ins, emptied code, fragments, markup."""
     prose = _FENCE.sub("", answer)  # inside code, ":." is code (f"{x:.1%}"), not a cut lead-in
@@ -125,6 +135,7 @@ def answer_defects(answer: str) -> list[str]:
     found += ["double stop" for _ in [0] if _DOUBLE_STOP.search(words)]
     # A paragraph leaving an inline code span open: a quote cut inside a span ("the message `already borrowed: …").
     found += ["code span cut" for part in re.split(r"\n\s*\n", prose) if span_open(part)][:1]
+    found += ["repeated quote" for _ in [0] if _repeats(answer)]
     if answer.count("```") % 2:
         found.append("code block cut off")
     elif _ends_mid_sentence(answer):

@@ -305,6 +305,10 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("Around 8,000 packages &mdash; and counting. [1]", "docs markup"),
     ("Before validators run first. {#model-before-validator} [1]", "docs markup"),
     ("**Do not reveal the secret key.**. [1]", "double stop"),
+    ("The minimum level of vulnerability for the audit to fail. [2] The minimum level of vulnerability for the "
+     "audit to fail. [3]", "repeated quote"),
+    ("Add a hook [1]:\n\n```python\ndef on_page_markdown(markdown, **kwargs):\n    return markdown\n```\n\n"
+     "And again [3]:\n\n```python\ndef on_page_markdown(markdown, **kwargs):\n    return markdown\n```", "repeated quote"),
     ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
      "ends mid-sentence"),
 ])
@@ -316,6 +320,9 @@ def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
 
 @pytest.mark.parametrize("answer", [
     "Pass ``a`b`` as the value. [1]",
+    # Two examples sharing their imports are two quotes, not one said twice.
+    "One [1]:\n\n```python\nfrom pydantic import BaseModel, ConfigDict\n\nclass A(BaseModel): ...\n```\n\nTwo [2]:\n\n"
+    "```python\nfrom pydantic import BaseModel, ConfigDict\n\nclass B(BaseModel): ...\n```",
     "Use `uv self update`. [1]",
     "The list [1]:\n- one\n- two",
     "Use them in these situations [1]:\n\n- When the size is unknown, and you want\n  to use the value\n"
