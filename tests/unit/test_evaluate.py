@@ -308,7 +308,8 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("The minimum level of vulnerability for the audit to fail. [2] The minimum level of vulnerability for the "
      "audit to fail. [3]", "repeated quote"),
     ("Add a hook [1]:\n\n```python\ndef on_page_markdown(markdown, **kwargs):\n    return markdown\n```\n\n"
-     "And again [3]:\n\n```python\ndef on_page_markdown(markdown, **kwargs):\n    return markdown\n```", "repeated quote"),
+     "And again [3]:\n\n```python\ndef on_page_markdown(markdown, **kwargs):\n    return markdown\n```",
+     "repeated quote"),
     ("The cache lives in the folder that [1]\n\n_(Quoted from the documentation; no language model is configured.)_",
      "ends mid-sentence"),
 ])
