@@ -161,15 +161,27 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
     return [(pool[k][0], _quote(pool[k][1])) for k in _once(pool, picked)]
 
 
+def _content(unit: Unit) -> str:
+    """Return what a unit says, spacing aside: a code block's lines without its fences (```none, ```console)."""
+    lines = unit.body.splitlines()
+    fence = fences.opening(lines[0]) if unit.kind == "code" and lines else None
+    if fence:
+        lines = lines[1:-1] if len(lines) > 1 and fences.closes(lines[-1], fence) else lines[1:]
+    return " ".join(" ".join(lines).split())
+
+
 def _once(candidates: list[Candidate], picked: list[int]) -> list[int]:
-    """Drop a unit the answer already quotes: a sentence two pages repeat, a block two chunks were both given."""
-    seen: set[str] = set()
-    kept = []
+    """Drop a unit the answer already quotes: a sentence two pages repeat, a block two chunks were both given.
+
+    A unit held whole in another (a list item that a longer list also holds) is said by the other.
+    """
+    said = {k: _content(candidates[k][1]) for k in picked}
+    kept: list[int] = []
     for k in picked:
-        said = " ".join(candidates[k][1].body.split())
-        if said not in seen:
-            seen.add(said)
-            kept.append(k)
+        if any(said[k] == said[j] or (len(said[k]) >= _HELD and said[k] in said[j]) for j in kept):
+            continue
+        kept = [j for j in kept if not (len(said[j]) >= _HELD and said[j] in said[k])]
+        kept.append(k)
     return kept
 
 
@@ -224,6 +236,8 @@ SHORT_PASSAGE = 40
 RUNNER_UP_WORDS = 40
 RUNNER_UPS = 2
 Candidate = tuple[int, Unit]
+# A unit this long found inside another quoted unit is a repeat; a shorter one ("Default: true.") may just coincide.
+_HELD = 20
 # A sentence opening on a word that refers to the sentence before it.
 _POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
                           r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)

@@ -362,3 +362,21 @@ def test_a_sentence_or_block_two_sections_share_is_quoted_once() -> None:
     quotes = [text for _, text in picked]
     said = [q for q in quotes if q.startswith("The minimum level of vulnerability")]
     assert len(said) == 1 and len(quotes) == len(set(quotes))
+
+
+def test_a_list_item_a_longer_quoted_list_holds_is_not_quoted_again() -> None:
+    options = ("Options of the theme:\n\n* **`analytics`**: Defines options for an analytics service.\n\n"
+               "    * **`gtag`**: To enable Google Analytics, set to a tracking ID in the `G-` format.\n")
+    item = "Analytics:\n\n* **`gtag`**: To enable Google Analytics, set to a tracking ID in the `G-` format.\n"
+    quotes = [text for _, text in extract_answer("How do I enable Google Analytics with the gtag option?",
+                                                 [options, item])]
+    assert sum("To enable Google Analytics" in q for q in quotes) == 1, quotes
+
+
+def test_a_command_two_pages_show_in_differently_fenced_blocks_is_quoted_once() -> None:
+    config = ("Generate a secret key and copy it to your config:\n\n```\n$ python -c 'import secrets; "
+              "print(secrets.token_hex())'\n'192b9bdd22ab9ed4d12e'\n```\n")
+    tutorial = ("You can use the following command to output a random secret key:\n\n```none\n$ python -c 'import "
+                "secrets; print(secrets.token_hex())'\n\n'192b9bdd22ab9ed4d12e'\n```\n")
+    quotes = [text for _, text in extract_answer("How do I generate a random secret key?", [config, tutorial])]
+    assert sum("token_hex" in q for q in quotes) == 1, quotes
