@@ -28,6 +28,11 @@ Open the app.
 """
 
 
+def text_of(page: str, source: str) -> str:
+    """Return the text of every chunk a page is split into, as one string."""
+    return "\n".join(chunk.body for chunk in chunk_markdown(page, source))
+
+
 def by_body(chunks: list) -> dict:
     return {c.body: c for c in chunks}
 
@@ -214,7 +219,7 @@ def test_docs_markup_is_normalised_before_chunking() -> None:
             "> [profile.release]\n> panic = 'abort'\n> ```\n\n<!-- a note for editors -->\n"
             '<Listing number="9-6" file-name="src/main.rs">\n\n```xml\n<gravity>0</gravity> <!-- Earth -->\n```\n\n'
             '</Listing>\n\n!!! note "Heads up"\n    Read the [list of extensions][exts] first.\n\n[exts]: https://x.test/e\n')
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "panics.md"))
+    body = text_of(page, "panics.md")
     assert not any(line.startswith(">") for line in body.splitlines())
     assert "!!!" not in body and "<Listing" not in body and "[exts]" not in body
     assert "a note for editors" not in body
@@ -227,7 +232,7 @@ def test_a_footnote_is_read_as_its_text_and_its_mark_is_not_quoted() -> None:
     page = ("# Console Output\n\nThe renderer offers nicely aligned and colorful[^win] console output.\n\n"
             "[^win]: Requires the [Colorama package](https://pypi.org/project/colorama/) on Windows.\n\n"
             "In code, `table[^1]` stays as written.\n")
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "console.md"))
+    body = text_of(page, "console.md")
     assert "colorful console output." in body and "[^win]" not in body
     assert "Requires the [Colorama package](https://pypi.org/project/colorama/) on Windows." in body
     assert "`table[^1]`" in body
@@ -239,7 +244,7 @@ def test_wrapped_reference_links_entities_and_attribute_lists_read_as_the_page_s
             "* **Before** validators run first.\n  {#model-before-validator}\n* After validators run last.\n"
             "* **`locale`**{ #mkdocs-locale }: the theme's language.\n\n"
             "Around 8,000 packages &mdash; the `&mdash;` in code and &lt;b&gt; stay.\n")
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "keywords.md"))
+    body = text_of(page, "keywords.md")
     assert "the “Raw\nIdentifiers” section." in body and "a `rand`\ncrate for that." in body
     assert "{#model" not in body and "validators run first.\n* After" in body
     assert "* **`locale`**: the theme's language." in body
@@ -250,7 +255,7 @@ def test_a_shortcut_reference_link_shows_its_text_and_other_brackets_stay() -> N
     page = ("# Favicon\n\nBy default, MkDocs uses the [MkDocs favicon] icon; set the [locale] of the [theme].\n"
             "Tick [x] when done, and `opts[locale]` is code.\n\n[MkDocs favicon]: https://x.test/favicon.ico\n"
             "[locale]: #locale\n[Theme]: #theme\n")
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "favicon.md"))
+    body = text_of(page, "favicon.md")
     assert "uses the MkDocs favicon icon; set the locale of the theme." in body
     assert "Tick [x] when done, and `opts[locale]` is code." in body
 
@@ -260,7 +265,7 @@ def test_code_spans_between_runs_of_backticks_read_as_spans_and_open_no_block() 
             "1. ```fit2``` multiplicative seasonal.\n\n"
             "```fit3``` is damped. Use the ``C()`` operator; `` `a` `` stays.\n\n"
             "```python\nfit1 = ExponentialSmoothing(aust).fit()\n```\n")
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "ets.md"))
+    body = text_of(page, "ets.md")
     assert "1. `fit1` additive trend, period `season_length=4`.\n1. `fit2` multiplicative seasonal." in body
     assert "`fit3` is damped. Use the `C()` operator; `` `a` `` stays." in body
     assert "```python\nfit1 = ExponentialSmoothing(aust).fit()\n```" in body
@@ -269,6 +274,6 @@ def test_code_spans_between_runs_of_backticks_read_as_spans_and_open_no_block() 
 def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
     page = ("# Models\n\nPydantic also provides the [`model_construct()`][pydantic.main.BaseModel.model_construct]\n"
             "method, which creates models without validation. In code, `[a][b]` stays as written.\n")
-    body = "\n".join(chunk.body for chunk in chunk_markdown(page, "models.md"))
+    body = text_of(page, "models.md")
     assert "provides the `model_construct()`\nmethod" in body and "[pydantic.main" not in body
     assert "`[a][b]`" in body
