@@ -76,9 +76,11 @@ _NOT_PLURAL = {"does", "goes", "uses", "needs", "gets", "makes", "takes", "works
 _PLURAL_PRONOUNS = {"they", "them", "their"}
 _BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "some", "many", "several", "multiple",
                 "two", "three", "of", "for", "with", "in", "on", "from", "using", "into", "between", "about"}
-# "And for the fancy exception output?": a fragment that borrows the earlier question's verb; it has no pronoun to
-# swap, so the earlier question is kept beside it.
-_ELLIPSIS = re.compile(r"^\s*(?:and|but|also)\s+(?:for|with|without|about|on|in)\b[^.!?]*\??\s*$", re.IGNORECASE)
+# "And for the fancy exception output?", "What about the custom CLI commands I wrote?": a fragment that borrows the
+# earlier question's verb (it asks that question again of something else); it has no pronoun to swap, so the earlier
+# question is kept beside it. Searched alone, "What about …" found its words anywhere on the site.
+_ELLIPSIS = re.compile(r"^\s*(?:(?:and|but|also)\s+(?:for|with|without|about|on|in)|(?:and\s+)?(?:what|how)\s+about)\b"
+                       r"[^.!?]*\??\s*$", re.IGNORECASE)
 # "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
 # "it" then stands for the asked action (`action_of`), else the earlier question is appended.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}

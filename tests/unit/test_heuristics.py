@@ -174,6 +174,9 @@ def test_pronoun_before_a_verb_is_replaced() -> None:
     ("Can they run in parallel?", "How can I check in a unit test which events my code logged?"),
     # A fragment borrows the earlier question's verb: "And for the fancy exception output?" asks what to install.
     ("And for the fancy exception output?", "What do I need to install so the console output is coloured?"),
+    # "What about X?" asks the earlier question again of X: testing the CLI commands, letting the variance switch.
+    ("What about the custom CLI commands I wrote?", "How do I test my views with pytest without starting a server?"),
+    ("And what about letting the variance switch too?", "How do I fit a model whose mean switches between regimes?"),
     # "it" is singular: never "Can my plugins be turned off one by one?".
     ("Can it be turned off one by one?", "How do I configure my plugins?"),
 ])
