@@ -238,3 +238,55 @@ def opening_block(markdown: str) -> str:
     """Return the list, table or code block a chunk opens with, as written; '' when prose or a heading comes first."""
     groups = [(group, lines) for group, lines in _group(markdown.strip("\n").splitlines()) if lines]
     return "\n".join(groups[0][1]) if groups and groups[0][0] != "prose" else ""
+
+
+def closing_code(markdown: str) -> str:
+    """Return the fenced code block a chunk ends on, as written; '' when prose, a list or a table ends it."""
+    groups = [(group, lines) for group, lines in _group(markdown.strip("\n").splitlines()) if lines]
+    return "\n".join(groups[-1][1]) if groups and groups[-1][0] in ("code", "cut") else ""
+
+
+def _fenced(block: str) -> tuple[str, list[str]]:
+    """Return a fenced block's opening line and its code lines (without the closing fence)."""
+    lines = block.splitlines()
+    fence = opening(lines[0]) if lines else None
+    if fence is None:
+        return "", []
+    closed = len(lines) > 1 and closes(lines[-1], fence)
+    return lines[0], lines[1:-1] if closed else lines[1:]
+
+
+def _goes_on(code: list[str]) -> bool:
+    """Tell code that goes on past its last line: a bracket left open, or a last line opening a block (`def f():`)."""
+    written = [line for line in code if line.strip()]
+    return sum(map(_depth, code)) > 0 or (bool(written) and _opens_block(written[-1]))
+
+
+def _starts_inside(fence: str, code: list[str]) -> bool:
+    """Tell code that starts inside code it does not show ("  })", a YAML list's "  - search").
+
+    It closes a bracket it never opened, or its first line is indented past its fence.
+    """
+    depth = 0
+    for line in code:
+        depth += _depth(line)
+        if depth < 0:
+            return True
+    first = next((line for line in code if line.strip()), "")
+    indent = len(fence) - len(fence.lstrip())
+    return len(first) - len(first.lstrip()) > indent
+
+
+def joined_code(earlier: str, later: str) -> str:
+    """Return two pieces of one code block that chunking parted as one block; '' when they read as two blocks.
+
+    Chunking cuts a long block between lines and fences each piece: a piece that leaves a bracket open, or one that
+    starts inside another's (`  })`), shows code that does not run and is quoted cut, or not at all.
+    """
+    first, head = _fenced(earlier)
+    second, tail = _fenced(later)
+    if not first or first.strip() != second.strip() or not (_goes_on(head) or _starts_inside(second, tail)):
+        return ""
+    while head and not head[-1].strip():
+        head.pop()
+    return "\n".join([first, *head, *tail, opening(first) or "```"])

@@ -21,7 +21,7 @@ from logic.heuristics import chitchat_reply
 from logic.hygiene import shown_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
-from logic.passages import closing_lead_in, opening_block
+from logic.passages import closing_code, closing_lead_in, joined_code, opening_block
 from logic.ranking import clears
 from logic.selection import about_selection, selection_chunks, sums_up
 from logic.spelling import corrected
@@ -167,31 +167,45 @@ def _search(ctx: Context, embeddings: Embeddings, vector: list[float], query: st
 
 
 def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
-    """Join a lead-in ("…is configured using X and Y:") and the block it introduces where chunking parted them.
+    """Join what chunking parted: a lead-in and its block, and the pieces of one long code block.
 
-    A chunk ending on a lead-in is given the list, table or code block that opens the page's next chunk; a chunk
-    opening with a block is given the lead-in that ends the previous one. Apart, the lead-in answers nothing
-    and the answerer passes over it, and the block is quoted without what it shows.
+    A chunk ending on a lead-in ("…is configured using X and Y:") is given the list, table or code block that opens
+    the page's next chunk; a chunk opening with a block is given the lead-in that ends the previous one. Apart, the
+    lead-in answers nothing and the answerer passes over it, and the block is quoted without what it shows. A code
+    block cut between chunks (a call left open, a piece opening with `  })`) is given its other piece from the
+    same section, so the quote is code that reads whole.
     """
-    # Each chunk's two ends, parsed once: (its lead-in ending it, whether a block opens it), by chunk.
-    ends = [(closing_lead_in(c["text"]), bool(opening_block(c["text"]))) if "chunk_index" in c else ("", False)
-            for c in chunks]
-    wanted = {(c["source"], c["chunk_index"] + step) for c, (lead, block) in zip(chunks, ends, strict=True)
-              for step, cut in ((1, bool(lead)), (-1, block and c["chunk_index"] > 0)) if cut}
+    # Each chunk's two ends, parsed once: (its lead-in ending it, the block it opens with, the code it ends on).
+    ends = [(closing_lead_in(c["text"]), opening_block(c["text"]), closing_code(c["text"])) if "chunk_index" in c
+            else ("", "", "") for c in chunks]
+    wanted = {(c["source"], c["chunk_index"] + step) for c, (lead, block, code) in zip(chunks, ends, strict=True)
+              for step, cut in ((1, bool(lead or code)), (-1, bool(block) and c["chunk_index"] > 0)) if cut}
     if not wanted:
         return chunks
-    texts = {place: normalize_text(text) for place, text in
-             search.chunk_texts(get_settings().data_dir, ctx.collection, sorted(wanted)).items()}
+    found = search.chunks_at(get_settings().data_dir, ctx.collection, sorted(wanted))
     joined = []
-    for chunk, (ends_on_lead, opens_on_block) in zip(chunks, ends, strict=True):
-        text, page, index = chunk["text"], chunk["source"], chunk.get("chunk_index", -2)
-        block = opening_block(texts.get((page, index + 1), "")) if ends_on_lead else ""
-        lead = closing_lead_in(texts.get((page, index - 1), "")) if opens_on_block else ""
-        text = f"{lead}\n\n{text.lstrip()}" if lead else text
+    for chunk, (ends_on_lead, opens_with, _) in zip(chunks, ends, strict=True):
+        text = chunk["text"]
+        if opens_with and (code := joined_code(closing_code(_near(found, chunk, -1, True)), opens_with)):
+            text = code + text.strip("\n")[len(opens_with):]
+        elif opens_with and (lead := closing_lead_in(_near(found, chunk, -1))):
+            text = f"{lead}\n\n{text.lstrip()}"
+        block = opening_block(_near(found, chunk, 1)) if ends_on_lead else ""
+        last = closing_code(text)
+        if last and (code := joined_code(last, opening_block(_near(found, chunk, 1, True)))):
+            text = text.rstrip("\n")[:-len(last)] + code
         whole = chunk.copy()
         whole["text"] = f"{text.rstrip()}\n\n{block}" if block else text
         joined.append(whole)
     return joined
+
+
+def _near(found: dict[tuple[str, int], dict[str, Any]], chunk: Chunk, step: int, same_section: bool = False) -> str:
+    """Return the text of the chunk `step` places from `chunk` on its page ('' if not fetched or in another section)."""
+    other = found.get((chunk["source"], chunk.get("chunk_index", -2) + step)) or {}
+    if same_section and list(other.get("heading_hierarchy") or []) != chunk["heading_hierarchy"]:
+        return ""
+    return normalize_text(str(other.get("text", "")))
 
 
 def _fresh(ctx: Context, name: str, query: str, selection: str, scope: Scope | None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -68,9 +68,9 @@ def _document(point: models.ScoredPoint) -> Document:
     return Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
 
 
-def chunk_texts(client: QdrantClient, collection: str,
-                places: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """Return the text of the chunk at each (page, place on the page), where the collection holds one."""
+def chunks_at(client: QdrantClient, collection: str,
+              places: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Return the stored metadata of the chunk at each (page, place on the page), where the collection holds one."""
     from qdrant_client import models
 
     def at(source: str, index: int) -> models.Filter:
@@ -88,5 +88,5 @@ def chunk_texts(client: QdrantClient, collection: str,
         metadata = (point.payload or {}).get("metadata") or {}
         place = (str(metadata.get("source")), metadata.get("chunk_index"))
         if place in places:
-            found[(place[0], int(place[1] or 0))] = str(metadata.get("text", ""))
+            found[(place[0], int(place[1] or 0))] = dict(metadata)
     return found

@@ -83,12 +83,13 @@ def stored_chunks(data_dir: str | Path, collection: str, ids: list[str]) -> dict
     return {i: dict(doc.metadata) for i, doc in docs.items() if doc is not None}
 
 
-def chunk_texts(data_dir: str | Path, collection: str, places: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """Return the text of the chunk at each (page, place on the page), where the index holds one."""
+def chunks_at(data_dir: str | Path, collection: str,
+              places: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Return the stored metadata (text, headings, …) of the chunk at each (page, place on the page) the index holds."""
     if not places:
         return {}
     if get_settings().qdrant_url:
-        return qdrant_search.chunk_texts(vectorstore.open_client(data_dir), collection, places)
+        return qdrant_search.chunks_at(vectorstore.open_client(data_dir), collection, places)
     snap = snapshot(data_dir, collection, vectorstore.DENSE)
     found = {(source, index): snap.chunk(source, index) for source, index in places}
-    return {place: str(doc.metadata.get("text", "")) for place, doc in found.items() if doc is not None}
+    return {place: dict(doc.metadata) for place, doc in found.items() if doc is not None}

@@ -18,7 +18,7 @@ from graph.context import Context
 from logic.errors import IndexMissingError, RetrievalError
 from logic.filters import Scope
 from rag_agent.service import Agent
-from tests.tiny_corpus import LEAD_IN_PAGE
+from tests.tiny_corpus import LEAD_IN_PAGE, SPLIT_CODE_PAGE
 from tools import embedded_index, manifest, qdrant_search, search, sparse, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.index_store import Points
@@ -196,10 +196,12 @@ def test_the_chunk_after_a_lead_in_comes_from_the_snapshot_and_from_qdrant(lead_
     assert snap is not None and snap.rows == 2
     assert snap.document(0).metadata["text"].rstrip().endswith("`get_config`:")
     places = [("config.md", 1), ("config.md", 2), ("other.md", 0)]
-    embedded = search.chunk_texts(lead_in_index, "docs", places)
+    embedded = search.chunks_at(lead_in_index, "docs", places)
     assert list(embedded) == [("config.md", 1)]
-    assert embedded[("config.md", 1)].startswith("```python\n>>> is_configured()")
-    assert qdrant_search.chunk_texts(qdrant_copy(lead_in_index), "docs", places) == embedded
+    assert embedded[("config.md", 1)]["text"].startswith("```python\n>>> is_configured()")
+    served = qdrant_search.chunks_at(qdrant_copy(lead_in_index), "docs", places)
+    assert {p: (m["text"], m["heading_hierarchy"]) for p, m in served.items()} == \
+        {p: (m["text"], m["heading_hierarchy"]) for p, m in embedded.items()}
 
 
 def test_an_answer_quotes_a_lead_in_with_the_block_the_next_chunk_opens_with(
@@ -223,3 +225,20 @@ def test_each_side_of_a_lead_in_cut_from_its_block_is_given_the_other(
     lead = "with `is_configured` and `get_config`:"
     assert text[0].rstrip().endswith("<class 'LoggerFactory'>\n```")  # the lead-in's chunk, with the block
     assert text[1].startswith("A library can find out") and f"{lead}\n\n```python" in text[1]  # the block's, led in
+
+
+def test_an_answer_quotes_the_piece_of_a_long_example_whole_with_the_rest_of_its_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "client-certificate.md").write_text(SPLIT_CODE_PAGE)
+    ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    snap = embedded_index.current(str(tmp_path / "data"), "docs")
+    assert snap is not None and snap.rows > 2  # the example is cut into pieces
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
+        out = agent.ask("Where do the client key and the client certificate go: const tls, connect: tls?")
+    assert out["status"] == "grounded"
+    # The options and the call that takes them, in one block that reads whole: no piece opening with "  })".
+    assert "connect: tls\n  })" in out["answer"]
+    assert "```js\n  })" not in out["answer"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logic.extractive import render
-from logic.passages import units
+from logic.passages import closing_code, joined_code, units
 
 QUOTED = """If you need the binary small, you can switch from unwinding to aborting by
 > adding `panic = 'abort'` to the appropriate `[profile]` sections in your
@@ -191,3 +191,17 @@ def test_a_reference_entrys_name_leads_its_descriptions_first_sentence() -> None
         "`SESSION_COOKIE_SAMESITE`: Restrict how cookies are sent with requests from external sites.",
         "By default, Pydantic will attempt to coerce values when possible."]  # a code span alone names nothing
 
+
+
+def test_two_pieces_of_one_code_block_are_joined_and_two_blocks_are_not() -> None:
+    call_left_open = "```js\nconst client = new Client(url, {\n  connect: tls\n```"
+    rest = "```js\n  })\n\nclient.close()\n```"
+    whole_call = "```js\nconst client = new Client(url, {\n  connect: tls\n  })\n\nclient.close()\n```"
+    assert joined_code(call_left_open, rest) == whole_call
+    # A YAML list whose next piece opens indented, inside the key the first piece ends on.
+    assert joined_code("```yaml\nplugins:\n  - search\n```", "```yaml\n  - tags\n```").count("```") == 2
+    whole = "```js\nclient.close()\n```"
+    assert joined_code(whole, "```js\nserver.close()\n```") == ""  # each block stands on its own
+    assert joined_code(call_left_open, "```python\n  })\n```") == ""  # another language is another block
+    assert closing_code(f"Close it:\n\n{whole}\n") == whole
+    assert closing_code(f"{whole}\n\nThen exit.") == ""
