@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Literal
 
@@ -126,7 +127,9 @@ _TERM = re.compile(r"(`[^`\n]+`):")
 _DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
 # Diagram languages: the site draws a picture from the block, so its source is not what the reader sees.
 _DIAGRAMS = frozenset({"mermaid", "plantuml", "puml", "dot", "graphviz", "d2", "nomnoml"})
-_STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|(?:#|//).*$")
+# Brackets in strings (template strings too) and comments do not count; a comment starts a line or follows a space,
+# so the "//" of `https://host/${path}` is not one.
+_STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
 # The same, template strings too, and a comment only after a space: `http://host:${port}` is a string, not a remark.
 _WORDS_AND_REMARKS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
 
@@ -154,16 +157,42 @@ def _whole_statements(code: list[str]) -> list[str]:
     return code[:last]
 
 
+def _inside_lines(code: list[str]) -> int:
+    """Return how many opening lines of a piece of code close brackets it never opened ("  })"): 0 if none do."""
+    depth = lowest = cut = 0
+    for n, line in enumerate(code, 1):
+        depth += _depth(line)
+        if depth < lowest:
+            lowest, cut = depth, n
+    return cut
+
+
+def _whole_from_start(code: list[str]) -> list[str]:
+    """Return a piece of code from its first whole statement: the lines that close what it never opened go."""
+    cut = _inside_lines(code)
+    if not cut:
+        return code
+    rest = code[cut:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    # Without what it was nested in, the rest starts at the margin; its own indentation stays.
+    return ["…", *textwrap.dedent("\n".join(rest)).splitlines()] if any(line.strip() for line in rest) else []
+
+
 def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
-    """Return a block's lines, cut at MAX_BLOCK_LINES (code at its last whole statement) with the fence closed."""
+    """Return a block's lines, cut at MAX_BLOCK_LINES (code at its last whole statement) with the fence closed.
+
+    Code a chunk opens inside of (the tail of a call the previous chunk began) starts at its first whole statement.
+    """
     if kind != "code":
         return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])
-    fence, code = lines[0], lines[1:-1] if closed else lines[1:]
+    fence, body = lines[0], lines[1:-1] if closed else lines[1:]
+    code = _whole_from_start(body)
     written = [line for line in code if line.strip()]
     # A block cut by the page's chunking right after `def f():` or `else:` would show a header with no body.
     ends_whole = closed or not written or not _opens_block(written[-1])
     if len(code) <= MAX_BLOCK_LINES - 2 and sum(map(_depth, code)) <= 0 and ends_whole:
-        return "\n".join([fence, *code, opening(fence) or "```"] if not closed else lines)
+        return "\n".join(lines if closed and code == body else [fence, *code, opening(fence) or "```"])
     # A dict or call cut mid-way (by the page's chunking or the bound) reads as broken code: keep the
     # statements that end, then say that it goes on.
     return "\n".join([fence, *_whole_statements(code[:MAX_BLOCK_LINES - 2]), "…", opening(fence) or "```"])
@@ -183,7 +212,7 @@ def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     closed = bool(body) and closes(body[-1], opening(lines[0]) or "```")
     if closed:
         body = body[:-1]  # its closing fence (a block cut with its chunk has none)
-    code = [line for line in body if line.strip()]
+    code = [line for line in _whole_from_start(body) if line.strip() and line != "…"]
     if all(_DIRECTIVE.match(line) for line in code):
         return True
     bounded = code[:MAX_BLOCK_LINES - 2]

@@ -85,13 +85,25 @@ _MARKS = re.compile(r"(?:\s*\[\d+\])+\s*$")
 _OPENERS, _CLOSERS = "([{", ")]}"
 
 
+def _depths(body: str) -> list[int]:
+    """Return a code block's bracket depth after each of its lines (brackets in strings and comments aside)."""
+    depth, found = 0, []
+    for line in body.splitlines():
+        code = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$", "", line)  # not `https://…` or "a#b"
+        depth += sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
+        found.append(depth)
+    return found
+
+
 def _cut_code(body: str) -> bool:
     """Tell whether a code block's brackets are left open at its end (a dict or call cut mid-way)."""
-    depth = 0
-    for line in body.splitlines():
-        code = re.sub(r"'[^']*'|\"[^\"]*\"|#.*$", "", line)  # brackets in strings and comments do not count
-        depth += sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
-    return depth > 0
+    depths = _depths(body)
+    return bool(depths) and depths[-1] > 0
+
+
+def _cut_into(body: str) -> bool:
+    """Tell whether a code block starts inside code it does not show: it closes a bracket it never opened ("  })")."""
+    return any(depth < 0 for depth in _depths(body))
 
 
 def _ends_mid_sentence(answer: str) -> bool:
@@ -130,6 +142,7 @@ def answer_defects(answer: str) -> list[str]:
     found += [",." for _ in [0] if _COMMA_PERIOD.search(words)]
     found += ["value cut out" for _ in [0] if _ARTICLE_STOP.search(words)]
     found += ["code block cut off" for body in _FENCE.findall(answer) if _cut_code(body)][:1]
+    found += ["code block cut at its start" for body in _FENCE.findall(answer) if _cut_into(body)][:1]
     found += ["docs markup" for _ in [0] if any(m.group(1) is None for m in _MARKUP.finditer(answer))
               or _PAGE_MARKUP.search(words)]
     found += ["double stop" for _ in [0] if _DOUBLE_STOP.search(words)]

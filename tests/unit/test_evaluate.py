@@ -296,6 +296,7 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("When set to the default, analytics is disabled for the. [1]", "value cut out"),
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n    limits={\n```\n", "code block cut off"),
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n", "code block cut off"),
+    ("Then [1]:\n\n```js\n  })\n\nclient.close()\n```", "code block cut at its start"),
     ("To upgrade uv itself, run the [1]", "ends mid-sentence"),
     ("Configure it first [1]:\n\n:::{important}\nCall `configure()` once.\n:::", "docs markup"),
     ("Configure it first [1]:\n\n```{note}\nCall `configure()` once.\n```", "docs markup"),

@@ -205,3 +205,11 @@ def test_two_pieces_of_one_code_block_are_joined_and_two_blocks_are_not() -> Non
     assert joined_code(call_left_open, "```python\n  })\n```") == ""  # another language is another block
     assert closing_code(f"Close it:\n\n{whole}\n") == whole
     assert closing_code(f"{whole}\n\nThen exit.") == ""
+
+
+def test_code_a_chunk_opens_inside_of_is_quoted_from_its_first_whole_statement() -> None:
+    tail = "Then:\n\n```js\n  })\n\nclient.request({\n  path: '/'\n})\n```\n"
+    assert [u.body for u in units(tail)] == ["```js\n…\nclient.request({\n  path: '/'\n})\n```"]
+    nested = "```python\n        nn.ReLU()\n    )\n\n    # Actor head\n    self.actor = nn.Linear(h, 1)\n```"
+    assert [u.body for u in units(nested)] == ["```python\n…\n# Actor head\nself.actor = nn.Linear(h, 1)\n```"]
+    assert units("```js\n  })\n})\n```") == []  # only the ends of calls shown elsewhere: nothing to quote
