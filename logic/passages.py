@@ -306,11 +306,13 @@ def _starts_inside(fence: str, code: list[str]) -> bool:
     return len(first) - len(first.lstrip()) > indent
 
 
-def joined_code(earlier: str, later: str) -> str:
+def joined_code(earlier: str, later: str, keep_later: bool = False) -> str:
     """Return two pieces of one code block that chunking parted as one block; '' when they read as two blocks.
 
     Chunking cuts a long block between lines and fences each piece: a piece that leaves a bracket open, or one that
-    starts inside another's (`  })`), shows code that does not run and is quoted cut, or not at all.
+    starts inside another's (`  })`), shows code that does not run and is quoted cut, or not at all. A quote shows
+    at most MAX_BLOCK_LINES of a block, from its start: with `keep_later` (the later piece is the one retrieved)
+    only as much of the earlier piece goes before it as leaves the later one whole.
     """
     first, head = _fenced(earlier)
     second, tail = _fenced(later)
@@ -318,4 +320,9 @@ def joined_code(earlier: str, later: str) -> str:
         return ""
     while head and not head[-1].strip():
         head.pop()
+    if keep_later:
+        room = MAX_BLOCK_LINES - 2 - len(tail)
+        head = head[-room:] if room > 0 else []
+        if not head:
+            return ""
     return "\n".join([first, *head, *tail, opening(first) or "```"])

@@ -186,7 +186,7 @@ def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
     joined = []
     for chunk, (ends_on_lead, opens_with, _) in zip(chunks, ends, strict=True):
         text = chunk["text"]
-        if opens_with and (code := joined_code(closing_code(_near(found, chunk, -1, True)), opens_with)):
+        if opens_with and (code := joined_code(closing_code(_near(found, chunk, -1, True)), opens_with, True)):
             text = code + text.strip("\n")[len(opens_with):]
         elif opens_with and (lead := closing_lead_in(_near(found, chunk, -1))):
             text = f"{lead}\n\n{text.lstrip()}"

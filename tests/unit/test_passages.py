@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logic.extractive import render
-from logic.passages import closing_code, joined_code, units
+from logic.passages import MAX_BLOCK_LINES, closing_code, joined_code, units
 
 QUOTED = """If you need the binary small, you can switch from unwinding to aborting by
 > adding `panic = 'abort'` to the appropriate `[profile]` sections in your
@@ -213,3 +213,13 @@ def test_code_a_chunk_opens_inside_of_is_quoted_from_its_first_whole_statement()
     nested = "```python\n        nn.ReLU()\n    )\n\n    # Actor head\n    self.actor = nn.Linear(h, 1)\n```"
     assert [u.body for u in units(nested)] == ["```python\n…\n# Actor head\nself.actor = nn.Linear(h, 1)\n```"]
     assert units("```js\n  })\n})\n```") == []  # only the ends of calls shown elsewhere: nothing to quote
+
+
+def test_the_retrieved_piece_of_a_long_block_stays_whole_when_the_piece_before_it_is_joined() -> None:
+    before = "```python\nworld = World(\n" + "".join(f"    option_{n}=True,\n" for n in range(40)) + "```"
+    loop = "```python\n)\nfor i in range(1000):\n    world.step(render=True)\n```"
+    joined = joined_code(before, loop, keep_later=True)
+    assert joined.endswith("for i in range(1000):\n    world.step(render=True)\n```")
+    assert len(joined.splitlines()) <= MAX_BLOCK_LINES
+    # Quoted, it opens at a whole statement: the options of a call whose start is not shown go.
+    assert [u.body for u in units(joined)] == ["```python\n…\nfor i in range(1000):\n    world.step(render=True)\n```"]
