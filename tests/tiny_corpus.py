@@ -109,3 +109,11 @@ server.listen(0, function () {
 })
 ```
 """
+
+# A table long enough that chunking cuts it: the later rows are stored without the header row.
+SPLIT_TABLE_PAGE = "# Errors\n\n## Error codes\n\nEvery error the client raises has a code:\n\n" \
+    "| Error | Code | Reason |\n| --- | --- | --- |\n" + "".join(
+        f"| `{name}Error` | `ERR_{name.upper()}` | the {name.lower()} step failed after {n} attempts |\n"
+        for n, name in enumerate(["Connect", "Header", "Body", "Socket", "Abort", "Info", "Proxy", "Retry", "Pool",
+                                  "Dns", "Tls", "Redirect", "Cache", "Cookie", "Stream", "Decode", "Encode",
+                                  "Upgrade", "Timeout", "Balance", "Mock", "Agent", "Dispatch", "Hook"], 1))

@@ -18,7 +18,7 @@ from graph.context import Context
 from logic.errors import IndexMissingError, RetrievalError
 from logic.filters import Scope
 from rag_agent.service import Agent
-from tests.tiny_corpus import LEAD_IN_PAGE, SPLIT_CODE_PAGE
+from tests.tiny_corpus import LEAD_IN_PAGE, SPLIT_CODE_PAGE, SPLIT_TABLE_PAGE
 from tools import embedded_index, manifest, qdrant_search, search, sparse, vectorstore
 from tools.embeddings import HashEmbeddings
 from tools.index_store import Points
@@ -242,3 +242,21 @@ def test_an_answer_quotes_the_piece_of_a_long_example_whole_with_the_rest_of_its
     # The options and the call that takes them, in one block that reads whole: no piece opening with "  })".
     assert "connect: tls\n  })" in out["answer"]
     assert "```js\n  })" not in out["answer"]
+
+
+def test_every_piece_of_a_long_table_keeps_its_header_and_is_quoted_under_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "errors.md").write_text(SPLIT_TABLE_PAGE)
+    ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
+                  embedding_model="hash/256", progress=False)
+    pieces = search.chunks_at(str(tmp_path / "data"), "docs", [("errors.md", n) for n in range(1, 9)])
+    assert pieces  # chunking cut the table
+    assert all(p["text"].startswith("| Error | Code | Reason |\n| --- | --- | --- |\n") for p in pieces.values())
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
+        out = agent.ask("Which code does HookError have? `HookError` `ERR_HOOK`")
+    assert out["status"] == "grounded" and "`ERR_HOOK`" in out["answer"]
+    # Every table quoted has its header row and rule: rows alone render as text and name no column.
+    tables = [part for part in out["answer"].split("\n\n") if part.lstrip().startswith("|")]
+    assert tables and all(t.lstrip().startswith("| Error | Code | Reason |\n| --- | --- | --- |") for t in tables)
