@@ -170,15 +170,27 @@ def _content(unit: Unit) -> str:
     return " ".join(" ".join(lines).split())
 
 
+def _runs(unit: Unit) -> set[tuple[str, ...]]:
+    """Return every SHARED_RUN consecutive written lines of a code unit (none for prose)."""
+    if unit.kind != "code":
+        return set()
+    lines = [line.strip() for line in unit.body.splitlines()[1:] if line.strip() and line.strip() != "…"]
+    return {tuple(lines[n:n + SHARED_RUN]) for n in range(len(lines) - SHARED_RUN + 1)}
+
+
 def _once(candidates: list[Candidate], picked: list[int]) -> list[int]:
     """Drop a unit the answer already quotes: a sentence two pages repeat, a block two chunks were both given.
 
-    A unit held whole in another (a list item that a longer list also holds) is said by the other.
+    A unit held whole in another (a list item that a longer list also holds) is said by the other, and so is code
+    that shares SHARED_RUN lines in a row with code already quoted (two pieces of one long example, each joined
+    to its neighbour).
     """
     said = {k: _content(candidates[k][1]) for k in picked}
+    runs = {k: _runs(candidates[k][1]) for k in picked}
     kept: list[int] = []
     for k in picked:
-        if any(said[k] == said[j] or (len(said[k]) >= _HELD and said[k] in said[j]) for j in kept):
+        if any(said[k] == said[j] or (len(said[k]) >= _HELD and said[k] in said[j]) or runs[k] & runs[j]
+               for j in kept):
             continue
         kept = [j for j in kept if not (len(said[j]) >= _HELD and said[j] in said[k])]
         kept.append(k)
@@ -238,6 +250,8 @@ RUNNER_UPS = 2
 Candidate = tuple[int, Unit]
 # A unit this long found inside another quoted unit is a repeat; a shorter one ("Default: true.") may just coincide.
 _HELD = 20
+# Code lines in a row that make two quoted blocks the same code; examples sharing only their imports stay apart.
+SHARED_RUN = 6
 # A sentence opening on a word that refers to the sentence before it.
 _POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
                           r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)

@@ -183,10 +183,13 @@ def _rejoined(ctx: Context, chunks: list[Chunk]) -> list[Chunk]:
     if not wanted:
         return chunks
     found = search.chunks_at(get_settings().data_dir, ctx.collection, sorted(wanted))
+    places = {(c["source"], c.get("chunk_index")) for c in chunks}
     joined = []
     for chunk, (ends_on_lead, opens_with, _) in zip(chunks, ends, strict=True):
         text = chunk["text"]
-        if opens_with and (code := joined_code(closing_code(_near(found, chunk, -1, True)), opens_with, True)):
+        # Both pieces retrieved: each gets the same whole block, quoted once. Else this piece is what was found.
+        alone = (chunk["source"], chunk.get("chunk_index", -2) - 1) not in places
+        if opens_with and (code := joined_code(closing_code(_near(found, chunk, -1, True)), opens_with, alone)):
             text = code + text.strip("\n")[len(opens_with):]
         elif opens_with and (lead := closing_lead_in(_near(found, chunk, -1))):
             text = f"{lead}\n\n{text.lstrip()}"

@@ -106,6 +106,18 @@ def _cut_into(body: str) -> bool:
     return any(depth < 0 for depth in _depths(body))
 
 
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def _headless_table(prose: str) -> bool:
+    """Tell whether the answer quotes table rows without the header row and rule above them (they render as text)."""
+    lines = prose.splitlines()
+    starts = [n for n, line in enumerate(lines)
+              if _TABLE_ROW.match(line) and not (n and _TABLE_ROW.match(lines[n - 1]))]
+    return any(n + 1 >= len(lines) or not _TABLE_RULE.match(lines[n + 1]) for n in starts)
+
+
 def _ends_mid_sentence(answer: str) -> bool:
     """Tell whether the answer's last line of prose stops without finishing its sentence."""
     text = _MARKS.sub("", _NOTE.sub("", answer.rstrip()))
@@ -123,11 +135,22 @@ def _ends_mid_sentence(answer: str) -> bool:
     return last[-1].isalnum() or last[-1] in ",;:(-"
 
 
+# Code lines in a row two quoted blocks share: the same code said twice, not two examples sharing their imports.
+_REPEAT_LINES = 6
+
+
 def _repeats(answer: str) -> bool:
-    """Tell whether an answer quotes the same code block, or the same sentence, twice."""
+    """Tell whether an answer quotes the same code block (or six lines of it), or the same sentence, twice."""
     blocks = [" ".join(body.split()) for body in _FENCE.findall(answer)]
     said = [" ".join(part.split()) for part in re.split(r"\[\d+\]|\n\s*\n", _FENCE.sub("", answer))]
     quoted = [text for text in [*blocks, *said] if len(text) >= _REPEAT_CHARS]
+    seen: set[tuple[str, ...]] = set()
+    for body in _FENCE.findall(answer):
+        lines = [line.strip() for line in body.splitlines() if line.strip() and line.strip() != "…"]
+        runs = {tuple(lines[n:n + _REPEAT_LINES]) for n in range(len(lines) - _REPEAT_LINES + 1)}
+        if runs & seen:
+            return True
+        seen |= runs
     return len(quoted) != len(set(quoted))
 
 
@@ -149,6 +172,7 @@ def answer_defects(answer: str) -> list[str]:
     # A paragraph leaving an inline code span open: a quote cut inside a span ("the message `already borrowed: …").
     found += ["code span cut" for part in re.split(r"\n\s*\n", prose) if span_open(part)][:1]
     found += ["repeated quote" for _ in [0] if _repeats(answer)]
+    found += ["table without its header" for _ in [0] if _headless_table(prose)]
     if answer.count("```") % 2:
         found.append("code block cut off")
     elif _ends_mid_sentence(answer):

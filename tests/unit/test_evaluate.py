@@ -297,6 +297,10 @@ def test_run_marks_conversation_turns_so_they_stay_out_of_far_off_figures() -> N
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n    limits={\n```\n", "code block cut off"),
     ("Configure the pool [1]:\n\n```python\nclient = httpx.Client(\n", "code block cut off"),
     ("Then [1]:\n\n```js\n  })\n\nclient.close()\n```", "code block cut at its start"),
+    ("Start [1]:\n\n```python\n" + "".join(f"x_{n} = {n}\n" for n in range(7)) + "```\n\nThen [2]:\n\n```python\n"
+     + "".join(f"x_{n} = {n}\n" for n in range(1, 9)) + "```", "repeated quote"),
+    ("The errors [1]:\n\n| `BodyTimeoutError` | `UND_ERR_BODY_TIMEOUT` |\n| `SocketError` | `UND_ERR_SOCKET` |",
+     "table without its header"),
     ("To upgrade uv itself, run the [1]", "ends mid-sentence"),
     ("Configure it first [1]:\n\n:::{important}\nCall `configure()` once.\n:::", "docs markup"),
     ("Configure it first [1]:\n\n```{note}\nCall `configure()` once.\n```", "docs markup"),

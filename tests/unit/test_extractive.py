@@ -380,3 +380,17 @@ def test_a_command_two_pages_show_in_differently_fenced_blocks_is_quoted_once() 
                 "secrets; print(secrets.token_hex())'\n\n'192b9bdd22ab9ed4d12e'\n```\n")
     quotes = [text for _, text in extract_answer("How do I generate a random secret key?", [config, tutorial])]
     assert sum("token_hex" in q for q in quotes) == 1, quotes
+
+
+def test_two_pieces_of_one_example_each_joined_to_the_other_are_quoted_once() -> None:
+    body = "\n".join(f"    self.client_{n} = self.create_client(AddTwoInts, 'add_{n}')" for n in range(8))
+    start = f"```python\nclass CalculatorClient(Node):\n  def __init__(self):\n{body}\n```"
+    rest = f"```python\n{body}\n\n  def send_add_request(self, a, b):\n    return self.client_0.call_async(a + b)\n```"
+    quotes = [text for _, text in extract_answer("How do I call the service from a client?", [start, rest])]
+    assert sum("self.client_3 = " in q for q in quotes) == 1, quotes
+    # Examples sharing their imports are two examples, both quoted.
+    imports = "from rclpy.node import Node\nfrom example_interfaces.srv import AddTwoInts\n"
+    one = f"```python\n{imports}\nclass Adder(Node):\n    pass\n```"
+    two = f"```python\n{imports}\nclass Multiplier(Node):\n    pass\n```"
+    quotes = [text for _, text in extract_answer("How do I write an adder and a multiplier node?", [one, two])]
+    assert sum("class " in q for q in quotes) == 2, quotes
