@@ -157,26 +157,36 @@ def _whole_statements(code: list[str]) -> list[str]:
     return code[:last]
 
 
-def _inside_lines(code: list[str]) -> int:
-    """Return how many opening lines of a piece of code close brackets it never opened ("  })"): 0 if none do."""
-    depth = lowest = cut = 0
-    for n, line in enumerate(code, 1):
+def _whole_part(code: list[str]) -> list[str]:
+    """Return the last run of a code piece's lines that closes no bracket it did not open, "…" where it was cut.
+
+    A piece chunking cut from a longer block may open with the end of a call the previous piece began ("  ]),")
+    and end by closing what encloses it all ("  ])"): between those the statements are whole. What comes before
+    the last such closing is the end of code shown elsewhere; the piece's own statements come after it.
+    """
+    runs, start, depth = [], 0, 0
+    for n, line in enumerate(code):
         depth += _depth(line)
-        if depth < lowest:
-            lowest, cut = depth, n
-    return cut
-
-
-def _whole_from_start(code: list[str]) -> list[str]:
-    """Return a piece of code from its first whole statement: the lines that close what it never opened go."""
-    cut = _inside_lines(code)
-    if not cut:
+        if depth < 0:
+            runs.append((start, n))
+            start, depth = n + 1, 0
+    if not runs:
         return code
-    rest = code[cut:]
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    # Without what it was nested in, the rest starts at the margin; its own indentation stays.
-    return ["…", *textwrap.dedent("\n".join(rest)).splitlines()] if any(line.strip() for line in rest) else []
+    runs.append((start, len(code)))
+    written = [run for run in runs if any(line.strip() for line in code[run[0]:run[1]])]
+    if not written:
+        return []
+    first, last = written[-1]
+    kept = code[first:last]
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if not kept:
+        return []
+    # Without what it was nested in, the run starts at the margin; its own indentation stays.
+    lines = textwrap.dedent("\n".join(kept)).splitlines()
+    return [*(["…"] if first else []), *lines, *(["…"] if last < len(code) else [])]
 
 
 def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
@@ -187,7 +197,7 @@ def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
     if kind != "code":
         return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])
     fence, body = lines[0], lines[1:-1] if closed else lines[1:]
-    code = _whole_from_start(body)
+    code = _whole_part(body)
     written = [line for line in code if line.strip()]
     # A block cut by the page's chunking right after `def f():` or `else:` would show a header with no body.
     ends_whole = closed or not written or not _opens_block(written[-1])
@@ -212,7 +222,7 @@ def _shows_nothing(kind: Kind, lines: list[str]) -> bool:
     closed = bool(body) and closes(body[-1], opening(lines[0]) or "```")
     if closed:
         body = body[:-1]  # its closing fence (a block cut with its chunk has none)
-    code = [line for line in _whole_from_start(body) if line.strip() and line != "…"]
+    code = [line for line in _whole_part(body) if line.strip() and line != "…"]
     if all(_DIRECTIVE.match(line) for line in code):
         return True
     bounded = code[:MAX_BLOCK_LINES - 2]

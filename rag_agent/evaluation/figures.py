@@ -77,7 +77,8 @@ _DOUBLE_STOP = re.compile(r"[.!?][*_\"'”’]+\.(?!\.)")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a
 # double-backtick span's own delimiters (``a`b``), which touch a word or another backtick.
 _EMPTY_SPAN = re.compile(r"(?<![`\w])`\s*`(?![`\w])")
-_COMMA_PERIOD = re.compile(r",\s?\.(?!\.)")  # "to `true`,." / "true, ." (not an ellipsis ",...")
+# "to `true`,." / "true, ." (not an ellipsis ",...", nor a file name after a comma: "e.g., .gitlab-ci.yml").
+_COMMA_PERIOD = re.compile(r",\s?\.(?![.\w])")
 _ARTICLE_STOP = re.compile(r"\b(?:the|an)\s*[.,;:](?=\s|$)")  # "disabled for the." : a value was cut out
 # The note a quoted answer ends with ("_(Quoted from the documentation; …)_") and trailing citation marks.
 _NOTE = re.compile(r"\n\s*_\([^\n]*\)_\s*$")

@@ -326,6 +326,7 @@ def test_answer_defects_a_reader_would_see(answer: str, defect: str) -> None:
 
 @pytest.mark.parametrize("answer", [
     "Pass ``a`b`` as the value. [1]",
+    "| `--file` | Name of pipeline file (e.g., .gitlab-ci.yml) |\n| --- | --- |",
     # Two examples sharing their imports are two quotes, not one said twice.
     "One [1]:\n\n```python\nfrom pydantic import BaseModel, ConfigDict\n\nclass A(BaseModel): ...\n```\n\nTwo [2]:\n\n"
     "```python\nfrom pydantic import BaseModel, ConfigDict\n\nclass B(BaseModel): ...\n```",

@@ -223,3 +223,10 @@ def test_the_retrieved_piece_of_a_long_block_stays_whole_when_the_piece_before_i
     assert len(joined.splitlines()) <= MAX_BLOCK_LINES
     # Quoted, it opens at a whole statement: the options of a call whose start is not shown go.
     assert [u.body for u in units(joined)] == ["```python\n…\nfor i in range(1000):\n    world.step(render=True)\n```"]
+
+
+def test_a_piece_that_ends_by_closing_what_encloses_it_quotes_the_statements_between() -> None:
+    piece = ("```python\n            ]\n        ),\n\n        # The bridge node\n        Node(\n"
+             "            parameters=[{'unity_port': 10000}]\n        )\n    ])\n```")
+    assert [u.body for u in units(piece)] == \
+        ["```python\n…\n# The bridge node\nNode(\n    parameters=[{'unity_port': 10000}]\n)\n…\n```"]
