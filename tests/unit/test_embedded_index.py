@@ -181,14 +181,19 @@ def test_the_sampled_keyword_ranking_finds_exactly_the_best_scores() -> None:
         assert scores[best].tolist() == positive.tolist()  # the same scores, best first (ties share a value)
 
 
-@pytest.fixture
-def lead_in_index(tmp_path: Path) -> str:
-    """Index one page that chunking cuts between a lead-in sentence and the code block it introduces."""
+def one_page_index(tmp_path: Path, name: str, text: str) -> str:
+    """Ingest one page with the hash embedder; return the data folder."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "config.md").write_text(LEAD_IN_PAGE)
+    (tmp_path / "docs" / name).write_text(text)
     ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
                   embedding_model="hash/256", progress=False)
     return str(tmp_path / "data")
+
+
+@pytest.fixture
+def lead_in_index(tmp_path: Path) -> str:
+    """Index one page that chunking cuts between a lead-in sentence and the code block it introduces."""
+    return one_page_index(tmp_path, "config.md", LEAD_IN_PAGE)
 
 
 def test_the_chunk_after_a_lead_in_comes_from_the_snapshot_and_from_qdrant(lead_in_index: str) -> None:
@@ -229,13 +234,10 @@ def test_each_side_of_a_lead_in_cut_from_its_block_is_given_the_other(
 
 def test_an_answer_quotes_the_piece_of_a_long_example_whole_with_the_rest_of_its_call(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "client-certificate.md").write_text(SPLIT_CODE_PAGE)
-    ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
-                  embedding_model="hash/256", progress=False)
-    snap = embedded_index.current(str(tmp_path / "data"), "docs")
+    data = one_page_index(tmp_path, "client-certificate.md", SPLIT_CODE_PAGE)
+    snap = embedded_index.current(data, "docs")
     assert snap is not None and snap.rows > 2  # the example is cut into pieces
-    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data)
     with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
         out = agent.ask("Where do the client key and the client certificate go: const tls, connect: tls?")
     assert out["status"] == "grounded"
@@ -246,14 +248,11 @@ def test_an_answer_quotes_the_piece_of_a_long_example_whole_with_the_rest_of_its
 
 def test_every_piece_of_a_long_table_keeps_its_header_and_is_quoted_under_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "errors.md").write_text(SPLIT_TABLE_PAGE)
-    ingest_folder(tmp_path / "docs", data_dir=tmp_path / "data", collection="docs", embeddings=HashEmbeddings(256),
-                  embedding_model="hash/256", progress=False)
-    pieces = search.chunks_at(str(tmp_path / "data"), "docs", [("errors.md", n) for n in range(1, 9)])
+    data = one_page_index(tmp_path, "errors.md", SPLIT_TABLE_PAGE)
+    pieces = search.chunks_at(data, "docs", [("errors.md", n) for n in range(1, 9)])
     assert pieces  # chunking cut the table
     assert all(p["text"].startswith("| Error | Code | Reason |\n| --- | --- | --- |\n") for p in pieces.values())
-    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", data)
     with Agent(Context(embedding_model="hash/256", score_threshold=0.05), InMemorySaver()) as agent:
         out = agent.ask("Which code does HookError have? `HookError` `ERR_HOOK`")
     assert out["status"] == "grounded" and "`ERR_HOOK`" in out["answer"]
