@@ -21,7 +21,7 @@ _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 _SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)`\]][.!?])\s+(?=[A-Z`(\"'])")  # "… cold process. Threads, …"
 _LIST_OR_TABLE = re.compile(r"^\s*(?:[-+*]|\d+[.)]|\|)\s")
 # The row under a table's header ("| --- | :---: |"): a table cut in two repeats the two lines above its rows.
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 MAX_FRONT_MATTER = 20_000  # characters; a page's title, slug and tags fit in far less
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}$")  # Docusaurus `## Heading {#custom-id}`
 
@@ -179,7 +179,7 @@ def _split(block: str, budget: int) -> list[str]:
     segments = _segments(lines)
     if len(segments) > 1:
         halves = ["\n".join(seg) for seg in segments]
-    elif len(lines) > 3 and _TABLE_RULE.match(lines[1]) and all(line.lstrip().startswith("|") for line in lines):
+    elif len(lines) > 3 and TABLE_RULE.match(lines[1]) and all(line.lstrip().startswith("|") for line in lines):
         # Rows without their header do not render as a table and name no column: each half keeps the header.
         header, rows = lines[:2], lines[2:]
         mid = len(rows) // 2

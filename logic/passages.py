@@ -127,22 +127,20 @@ _TERM = re.compile(r"(`[^`\n]+`):")
 _DIRECTIVE = re.compile(r"^\s*\{\{.*\}\}\s*$")
 # Diagram languages: the site draws a picture from the block, so its source is not what the reader sees.
 _DIAGRAMS = frozenset({"mermaid", "plantuml", "puml", "dot", "graphviz", "d2", "nomnoml"})
-# Brackets in strings (template strings too) and comments do not count; a comment starts a line or follows a space,
-# so the "//" of `https://host/${path}` is not one.
-_STRINGS_AND_COMMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
-# The same, template strings too, and a comment only after a space: `http://host:${port}` is a string, not a remark.
-_WORDS_AND_REMARKS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
+# A code line's strings (template strings too) and its comment, whose brackets and colons are not code's. A comment
+# starts a line or follows a space: the "//" of `https://host:${port}` is part of a string, not a remark.
+STRINGS_AND_REMARKS = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$")
 
 
 def _depth(line: str) -> int:
     """Return how many brackets a code line opens minus those it closes (strings and comments aside)."""
-    code = _STRINGS_AND_COMMENTS.sub("", line)
+    code = STRINGS_AND_REMARKS.sub("", line)
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def _opens_block(line: str) -> bool:
     """Tell a line that opens a block its next lines fill in (`def f():`, `else:`, a YAML `theme:`)."""
-    kept = _WORDS_AND_REMARKS.sub(lambda m: "" if m.group(0).lstrip().startswith(("#", "//")) else "s", line)
+    kept = STRINGS_AND_REMARKS.sub(lambda m: "" if m.group(0).lstrip().startswith(("#", "//")) else "s", line)
     return kept.rstrip().endswith(":")  # a string stays a value: `key: "a:"` is set, not opened
 
 
@@ -192,7 +190,7 @@ def _whole_part(code: list[str]) -> list[str]:
 def _bounded(kind: Kind, lines: list[str], closed: bool = True) -> str:
     """Return a block's lines, cut at MAX_BLOCK_LINES (code at its last whole statement) with the fence closed.
 
-    Code a chunk opens inside of (the tail of a call the previous chunk began) starts at its first whole statement.
+    Of code a chunk opens inside of (the tail of a call the previous chunk began) its last run of whole statements.
     """
     if kind != "code":
         return "\n".join(lines if len(lines) <= MAX_BLOCK_LINES else [*lines[:MAX_BLOCK_LINES - 1], "…"])

@@ -7,9 +7,11 @@ import re
 import statistics
 from typing import Any
 
+from logic.chunking import TABLE_RULE
 from logic.fences import span_open
 from logic.markdown_text import MULTI_TICK
 from logic.not_found import unhedged
+from logic.passages import STRINGS_AND_REMARKS
 
 
 def answer_given(answer: str, status: str) -> str:
@@ -90,7 +92,7 @@ def _depths(body: str) -> list[int]:
     """Return a code block's bracket depth after each of its lines (brackets in strings and comments aside)."""
     depth, found = 0, []
     for line in body.splitlines():
-        code = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`|(?<!\S)(?:#|//).*$", "", line)  # not `https://…` or "a#b"
+        code = STRINGS_AND_REMARKS.sub("", line)
         depth += sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
         found.append(depth)
     return found
@@ -108,7 +110,6 @@ def _cut_into(body: str) -> bool:
 
 
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def _headless_table(prose: str) -> bool:
@@ -116,7 +117,7 @@ def _headless_table(prose: str) -> bool:
     lines = prose.splitlines()
     starts = [n for n, line in enumerate(lines)
               if _TABLE_ROW.match(line) and not (n and _TABLE_ROW.match(lines[n - 1]))]
-    return any(n + 1 >= len(lines) or not _TABLE_RULE.match(lines[n + 1]) for n in starts)
+    return any(n + 1 >= len(lines) or not TABLE_RULE.match(lines[n + 1]) for n in starts)
 
 
 def _ends_mid_sentence(answer: str) -> bool:
