@@ -67,6 +67,12 @@ _STOP = re.compile(
     r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by|is|are|was|were)\b.*$",
     re.IGNORECASE,
 )
+# Adverbs closing the ask ("set up the server locally", "configure the plugin properly", "run it again"): how the
+# action is done, never part of what it acts on. Nouns and adjectives ending in -ly are spared.
+_TRAILING_ADVERB = re.compile(
+    r"(?<=\w)\s+(?!(?:assembly|family|supply|reply|anomaly|monopoly|poly|ally|rally|july|italy|fly|friendly)\b)"
+    r"(?:[a-z]{2,}ly|again|too|now|first|later|anyway|anymore|already|still|yet|afterwards|together|manually)$",
+    re.IGNORECASE)
 # A plural noun ("workspaces", "tests"; not "class", "status", "analysis"): what "they" or "them" stands for.
 _PLURAL_NOUN = re.compile(r"\b[A-Za-z][a-z]+[a-hj-rtv-z]s\b")
 # Words ending like plurals that are verbs or function words in a question ("How does X work?", "it uses").
@@ -129,6 +135,8 @@ def subject_of(query: str) -> str:
     if action:  # "turn on debug mode", "set up a virtual environment": the particle is the verb's, not a preposition
         core = _PARTICLE.sub(r"\1 ", core)
     short = _STOP.sub("", core).strip() or core
+    while (trimmed := _TRAILING_ADVERB.sub("", short)) != short:
+        short = trimmed
     if action:
         determiner = _DETERMINER.search(short)
         words = short.split()

@@ -95,10 +95,19 @@ def test_referring_word_appends_previous_query() -> None:
         ("What's a good way to generate the secret key for my app?", ""),  # never the bare article "a"
         ("How can I check whether my regression coefficients are stable?", "my regression coefficients"),
         ("How do I give each user their own API key?", ""),  # "their own API key" points back to the user
+        ("How do I set up the dev server locally?", "the dev server"),  # how it is done is no part of the topic
+        ("How do I configure the search plugin properly again?", "the search plugin"),
+        ("How do I publish my package manually?", "my package"),
+        ("How do I build the assembly?", "the assembly"),  # a noun ending in -ly stays
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
     assert subject_of(query) == subject
+
+
+def test_followup_names_the_topic_without_the_adverb() -> None:
+    rewritten = rewrite_followup("What port does it use?", "How do I start the dev server locally?")
+    assert rewritten == "What port does the dev server use?"
 
 
 def test_is_followup() -> None:
