@@ -68,11 +68,12 @@ _STOP = re.compile(
     re.IGNORECASE,
 )
 # Adverbs closing the ask ("set up the server locally", "configure the plugin properly", "run it again"): how the
-# action is done, never part of what it acts on. Nouns and adjectives ending in -ly are spared.
+# action is done, never part of what it acts on. Spared: a capitalised name (Plotly), a verb in -ply or -fly
+# ("terraform apply"), nouns in -ly, and frequencies, which name a thing as often ("Rust nightly", "the weekly").
 _TRAILING_ADVERB = re.compile(
-    r"(?<=\w)\s+(?!(?:assembly|family|supply|reply|anomaly|monopoly|poly|ally|rally|july|italy|fly|friendly)\b)"
-    r"(?:[a-z]{2,}ly|again|too|now|first|later|anyway|anymore|already|still|yet|afterwards|together|manually)$",
-    re.IGNORECASE)
+    r"(?<=\w)\s+(?!(?i:assembly|family|anomaly|monopoly|ally|rally|belly|jelly|bully|early|friendly|hourly|daily|"
+    r"nightly|weekly|monthly|yearly)\b)"
+    r"(?:[a-z]{3,}(?<![pf])ly|(?i:only|again|too|now|first|later|anyway|anymore|already|still|yet|afterwards|together))$")
 # A plural noun ("workspaces", "tests"; not "class", "status", "analysis"): what "they" or "them" stands for.
 _PLURAL_NOUN = re.compile(r"\b[A-Za-z][a-z]+[a-hj-rtv-z]s\b")
 # Words ending like plurals that are verbs or function words in a question ("How does X work?", "it uses").

@@ -99,6 +99,8 @@ def test_referring_word_appends_previous_query() -> None:
         ("How do I configure the search plugin properly again?", "the search plugin"),
         ("How do I publish my package manually?", "my package"),
         ("How do I build the assembly?", "the assembly"),  # a noun ending in -ly stays
+        ("How do I run terraform apply?", "terraform apply"),  # so does a verb in -ply
+        ("How do I install Rust nightly?", "Rust nightly"),  # and a frequency, which names a release as often
     ],
 )
 def test_subject_of_standalone_question(query: str, subject: str) -> None:
