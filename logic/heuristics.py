@@ -70,10 +70,10 @@ _STOP = re.compile(
 # Adverbs closing the ask ("set up the server locally", "configure the plugin properly", "run it again"): how the
 # action is done, never part of what it acts on. Spared: a capitalised name (Plotly), a verb in -ply or -fly
 # ("terraform apply"), nouns in -ly, and frequencies, which name a thing as often ("Rust nightly", "the weekly").
-_TRAILING_ADVERB = re.compile(
-    r"(?<=\w)\s+(?!(?i:assembly|family|anomaly|monopoly|ally|rally|belly|jelly|bully|early|friendly|hourly|daily|"
+_TRAILING_ADVERBS = re.compile(
+    r"(?<=\w)(?:\s+(?!(?i:assembly|family|anomaly|monopoly|ally|rally|belly|jelly|bully|early|friendly|hourly|daily|"
     r"nightly|weekly|monthly|yearly)\b)"
-    r"(?:[a-z]{3,}(?<![pf])ly|(?i:only|again|too|now|first|later|anyway|anymore|already|still|yet|afterwards|together))$")
+    r"(?:[a-z]{3,}(?<![pf])ly|(?i:only|again|too|now|first|later|anyway|anymore|already|still|yet|afterwards|together)))+$")
 # A plural noun ("workspaces", "tests"; not "class", "status", "analysis"): what "they" or "them" stands for.
 _PLURAL_NOUN = re.compile(r"\b[A-Za-z][a-z]+[a-hj-rtv-z]s\b")
 # Words ending like plurals that are verbs or function words in a question ("How does X work?", "it uses").
@@ -136,8 +136,7 @@ def subject_of(query: str) -> str:
     if action:  # "turn on debug mode", "set up a virtual environment": the particle is the verb's, not a preposition
         core = _PARTICLE.sub(r"\1 ", core)
     short = _STOP.sub("", core).strip() or core
-    while (trimmed := _TRAILING_ADVERB.sub("", short)) != short:
-        short = trimmed
+    short = _TRAILING_ADVERBS.sub("", short)
     if action:
         determiner = _DETERMINER.search(short)
         words = short.split()
