@@ -123,8 +123,12 @@ TUNING = ROOT / "benchmarks" / "tuning"
 def users_sites(shared: Path) -> dict[str, Site]:
     """Return the project's own tuning sets (benchmarks/tuning/<site>/) as sites <site>-users on the shared indexes."""
     known = known_sites(shared)
+    def conversations(name: str) -> Path | None:
+        path = TUNING / name / "conversations.jsonl"
+        return path if path.is_file() else None
+
     return {f"{name}-users": Site(f"{name}-users", known[name].corpus, [TUNING / name / "questions.jsonl"], [],
-                                  None, None, index=name)
+                                  conversations(name), None, index=name)
             for name in sorted(p.name for p in TUNING.iterdir() if (p / "questions.jsonl").is_file())
             if name in known} if TUNING.is_dir() else {}
 
