@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AnyMessage, HumanMessage
 
 from logic.answerability import asked_part
-from logic.lexical import STOPWORDS
+from logic.lexical import STOPWORDS, terms
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GREETING = re.compile(
@@ -64,7 +64,8 @@ _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|t
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
     r"with|and|to|from|when|if|help|helps|relate|relates|without|instead|so|go|goes|belong|belongs|live|"
-    r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by|is|are|was|were)\b.*$",
+    r"lives|run|runs|happen|happens|into|using|via|through|onto|across|within|between|by|is|are|was|were|have|has|"
+    r"had)\b.*$",
     re.IGNORECASE,
 )
 # Adverbs closing the ask ("set up the server locally", "configure the plugin properly", "run it again"): how the
@@ -92,12 +93,15 @@ _ELLIPSIS = re.compile(r"^\s*(?:(?:and|but|also)\s+(?:for|with|without|about|on|
 # "it" then stands for the asked action (`action_of`), else the earlier question is appended.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}
 # "one of them", "which of these": a part of the earlier topic's plural, whose pronoun is swapped for it.
+# "one of those shared pointers" is not: there "those" leads a noun phrase of the follow-up's own.
 _PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many|most|few|which|two|three)\s+of\s+"
-                      r"(them|these|those)\b", re.IGNORECASE)
+                      r"(them|these|those)\b(?!(?:\s+[a-z]+)?\s+[a-z]+[a-hj-rtv-z]s\b)", re.IGNORECASE)
 # "that version", "this method": a demonstrative before a noun the earlier topic's phrase ends in or holds.
 _SAME_NOUN = re.compile(r"\b(?:this|that|these|those)\s+([a-z]+)\b", re.IGNORECASE)
 # A phrase led by a possessive pronoun ("its own slope") leans on another noun: a pronoun cannot stand for it.
 _REFERS_BACK = {"its", "their", "his", "her"}
+# A pronoun inside a topic phrase: "it", "them", or a demonstrative that ends the phrase.
+_POINTS_BACK = re.compile(r"\b(?:it|them|they)\b|\b(?:this|that|these|those)$", re.IGNORECASE)
 # "it's" is "it is": the pronoun and its verb, replaced together.
 _ITS_VERB = re.compile(r"^(?:'s|’s)\b")
 
@@ -130,8 +134,8 @@ def subject_of(query: str) -> str:
     """
     query = asked_part(query)
     core = _FRAME.sub("", query.strip().rstrip("?.!")).strip()
-    if _YES_NO.match(core):
-        return ""
+    if _YES_NO.match(core) or not terms(core):
+        return ""  # "…without storing it as a field. How?": a bare "How" names nothing
     action = _ACTION.match(query)
     if action:  # "turn on debug mode", "set up a virtual environment": the particle is the verb's, not a preposition
         core = _PARTICLE.sub(r"\1 ", core)
@@ -150,8 +154,10 @@ def subject_of(query: str) -> str:
         short = f"the {short}"
     if short.split()[-1].lower() in _EMPTY_HEADS or _DETERMINER.fullmatch(f"{short} "):
         return ""  # "the quickest way", or "a good way to …" cut to its article: no noun to stand for
-    if short.split()[0].lower() in _REFERS_BACK:
-        return ""  # "give every pig its own intercept": "its own intercept" points back itself, it names no topic
+    if short.split()[0].lower() in _REFERS_BACK or _POINTS_BACK.search(short):
+        # "give every pig its own intercept": "its own intercept" points back itself; "the VSLAM chapter recommend
+        # against that" leans on the story told before the ask: neither names a topic
+        return ""
     # Named once already, "a validator" is now "the validator".
     return re.sub(r"^(?:a|an)\s+", "the ", short, flags=re.IGNORECASE)
 

@@ -250,3 +250,29 @@ def test_an_it_that_anticipates_a_clause_is_not_the_pronoun_replaced() -> None:
                                             ("open", "opening"), ("Configure", "configuring")])
 def test_gerund_follows_english_spelling(verb: str, form: str) -> None:
     assert gerund(verb) == form
+
+
+@pytest.mark.parametrize(("question", "previous", "expected"), [
+    # "How can X have Y?": the topic is X, not the rest of the clause.
+    ("How many readers does it have right now?", "How can one file have several readers?",
+     "How many readers does one file have right now?"),
+])
+def test_the_topic_of_a_question_with_its_own_subject_ends_before_its_verb(question: str, previous: str,
+                                                                            expected: str) -> None:
+    assert rewrite_followup(question, previous) == expected
+
+
+@pytest.mark.parametrize(("question", "previous"), [
+    # A bare "How?" after the story names no topic: never "for How instead".
+    ("Can I cache it instead?", "I want a derived total in the dump without storing it as a field. How?"),
+    # The ask leans on the story ("against that"): the topic phrase would hold the pronoun.
+    ("Does it also happen at night?", "Our sensor drifts after an hour. What does the guide suggest against that?"),
+    # "those" leading a noun phrase of the follow-up's own is no pronoun for the earlier plural.
+    ("Can I write through one of those shared handles?", "Several threads should share one counter. How?"),
+])
+def test_a_followup_whose_earlier_ask_names_no_topic_keeps_it_beside(question: str, previous: str) -> None:
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
+
+
+def test_subject_of_a_bare_how_is_empty() -> None:
+    assert subject_of("It must not be stored. How?") == ""
