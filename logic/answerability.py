@@ -60,11 +60,17 @@ def section_text(chunk: Chunk) -> str:
     return " ".join([chunk["title"], *chunk["heading_hierarchy"], chunk["text"]])
 
 
+# A suffix that makes a name an adjective ("a Velodyne-style lidar", "Unix-like", "S3-compatible"): the name is
+# the part before it, and the suffix is no word the docs must write.
+_DESCRIPTOR = re.compile(r"(?<=\w)-(?:style|like|based|compatible|type|ish|powered|enabled|aware|specific|only)$",
+                         re.IGNORECASE)
+
+
 def names(question: str) -> list[str]:
     """Return the names a question mentions: products, versions, tools, acronyms, identifiers."""
     found = []
     for match in _TOKEN.finditer(question):
-        token = match.group(0)
+        token = _DESCRIPTOR.sub("", match.group(0))
         opening = not question[:match.start()].strip() or question[:match.start()].rstrip().endswith((".", "?", "!"))
         if token != "I" and terms(token) and (
                 any(c.isdigit() for c in token) or "_" in token or any(c.isupper() for c in token[1:])

@@ -55,16 +55,26 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z0-9]*\b|(?<![\w.])v\d+\b|(?
 _LINK = re.compile(r"\]\([^)]*\)|<?https?://\S+")
 # In code, only a value given to a name counts (`max_particles: 2000`, `timeout=30`): printed output and
 # indices ("hi number 1 from the thread") state nothing.
-_SETTING = re.compile(r"[\w\-\"']+\s*[:=]\s*[\"']?\d")
+# An XML element holding a number (`<samples>32</samples>`, `<iters>20</iters>`) sets one as well.
+_SETTING = re.compile(r"[\w\-\"']+\s*[:=]\s*[\"']?\d|<[\w:.\-]+(?:\s[^<>]*)?>\s*-?\d")
 # Words that join a noun phrase rather than end it ("graph and network problems", "bytes of memory").
 _JOINERS = frozenset({"and", "or", "of"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+# "Is there a way to see how many owners it has?", "How do I limit how many workers start?": "how many" after a verb
+# of finding out or setting is that verb's object; the question asks for a way (a method, an option), not a value.
+_WAY_TO = re.compile(r"\b(?:see|check|know|find out|tell|print|show|display|measure|determine|compute|calculate|"
+                     r"count|track|monitor|inspect|query|control|limit|set|configure|specify|choose|change|adjust)\s+$",
+                     re.IGNORECASE)
 
 
 def asked(question: str) -> str | None:
     """Return the kind of value the question asks for, or None when it asks for none in particular."""
     for kind, pattern in _ASKS.items():
         match = pattern.search(question)
+        if match and kind == AMOUNT and _WAY_TO.search(question[:match.start()]):
+            continue
         # A version of nothing named ("what's the latest version?") has no word a stated one must stand next to.
         if match and (kind != VERSION or focus(question, kind, match)):
             return kind
@@ -76,14 +86,18 @@ def _lines(text: str) -> Iterable[tuple[str, bool, str]]:
 
     The sentence before is the one of the same line (a list item, a paragraph): reference docs state what a
     setting is in one sentence and its value in the next ("Minimum number of milliseconds to wait before
-    retrying. Default: `500`").
+    retrying. Default: `500`"); for a line of code, the line above it.
     """
     fences = Tracker()
+    previous = ""
     for line in text.splitlines():
         if fences.fence_line(line):
+            previous = ""
             continue
         if fences.inside:
-            yield line, True, ""
+            # A nested setting's meaning is its parent's line (`<vertical>` above `<samples>32</samples>`).
+            yield line, True, previous
+            previous = line
             continue
         sentences = [sentence for sentence in _SENTENCE_END.split(line) if sentence.strip()]
         yield from ((sentence, False, sentences[n - 1] if n else "") for n, sentence in enumerate(sentences))

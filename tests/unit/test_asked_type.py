@@ -25,6 +25,9 @@ MAINTAINERS = ("# Maintainers\n\nThese are the current maintainers of the Acme r
     ("What happens when versions differ?", None),
     ("What is the latest version?", None),  # nothing named: no word a version must stand next to
     ("How do I pin the version of a dependency?", None),
+    ("Is there a way to check how many connections the pool holds?", None),  # asks for a way to find out
+    ("How do I limit how many workers start at once?", None),
+    ("How many workers start at once?", AMOUNT),
 ])
 def test_the_kind_of_value_asked_for(question: str, kind: str | None) -> None:
     assert asked(question) == kind
@@ -58,6 +61,15 @@ def test_in_code_only_a_value_given_to_a_setting_counts() -> None:
     assert not missing(question, ["Localizer settings:\n\n```yaml\nlocalizer:\n  max_particles: 2000\n```\n"])
     printed = "Run it:\n\n```text\nparticles left: none\nhi number 1 from the particles thread!\n```\n"
     assert missing(question, [printed])
+
+
+def test_an_xml_element_holding_a_number_states_it_under_its_parent_element() -> None:
+    question = "How many horizontal rays does the scanner use?"
+    config = "The scanner:\n\n```xml\n<scan>\n  <horizontal>\n    <samples>640</samples>\n  </horizontal>\n</scan>\n```\n"
+    assert not missing(question, [config])
+    # The element's parent names something else: the count is of that, not of what is asked.
+    other = "The camera:\n\n```xml\n<image>\n  <width>640</width>\n</image>\n```\n"
+    assert missing(question, [other])
 
 
 def test_a_release_date_must_be_stated_and_not_only_a_version() -> None:

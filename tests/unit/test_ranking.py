@@ -183,6 +183,16 @@ def test_names_from_the_users_own_situation_are_not_asked_about() -> None:
     assert features(asked, hits, lex)["names_missing"] == 1.0
 
 
+def test_a_name_made_an_adjective_is_the_name_without_its_suffix() -> None:
+    from logic.answerability import features
+
+    lex = lexical.build(["3D LiDAR like Velodyne", "camera plugin", "imu sensor"])
+    hits = [chunk("s.md", 0.6, "For 3D LiDAR like Velodyne, load the GPU laser plugin.")]
+    # "Velodyne-style" is the Velodyne the section names; the suffix is no word it must write.
+    assert features("Which plugin do I load for a Velodyne-style lidar?", hits, lex)["names_missing"] == 0.0
+    assert features("Which plugin do I load for an Ouster-style lidar?", hits, lex)["names_missing"] == 1.0
+
+
 def test_an_everyday_word_the_site_uses_is_not_a_missing_name() -> None:
     from logic.answerability import features
 
