@@ -65,7 +65,8 @@ def test_in_code_only_a_value_given_to_a_setting_counts() -> None:
 
 def test_an_xml_element_holding_a_number_states_it_under_its_parent_element() -> None:
     question = "How many horizontal rays does the scanner use?"
-    config = "The scanner:\n\n```xml\n<scan>\n  <horizontal>\n    <samples>640</samples>\n  </horizontal>\n</scan>\n```\n"
+    config = ("The scanner:\n\n```xml\n<scan>\n  <horizontal>\n    <samples>640</samples>\n  </horizontal>\n"
+              "</scan>\n```\n")
     assert not missing(question, [config])
     # The element's parent names something else: the count is of that, not of what is asked.
     other = "The camera:\n\n```xml\n<image>\n  <width>640</width>\n</image>\n```\n"
