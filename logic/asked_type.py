@@ -62,11 +62,12 @@ _JOINERS = frozenset({"and", "or", "of"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-# "Is there a way to see how many owners it has?", "How do I limit how many workers start?": "how many" after a verb
-# of finding out or setting is that verb's object; the question asks for a way (a method, an option), not a value.
-_WAY_TO = re.compile(r"\b(?:see|check|know|find out|tell|print|show|display|measure|determine|compute|calculate|"
-                     r"count|track|monitor|inspect|query|control|limit|set|configure|specify|choose|change|adjust)\s+$",
-                     re.IGNORECASE)
+# "Is there a way to see how many owners it has?", "How do I limit how many workers start?": "how many" after the
+# asker's own verb of finding out or setting is that verb's object; the question asks for a way (a method, an
+# option), not a value. "Do you know how much …?" and "Can you tell me how many …?" still ask for the value.
+_WAY_TO = re.compile(r"\b(?:to|i|we)\s+(?:\w+\s+)?(?:see|check|find out|print|display|measure|determine|compute|"
+                     r"calculate|count|track|monitor|inspect|query|control|limit|set|configure|specify|choose|change|"
+                     r"adjust)\s+$", re.IGNORECASE)
 
 
 def asked(question: str) -> str | None:

@@ -28,6 +28,8 @@ MAINTAINERS = ("# Maintainers\n\nThese are the current maintainers of the Acme r
     ("Is there a way to check how many connections the pool holds?", None),  # asks for a way to find out
     ("How do I limit how many workers start at once?", None),
     ("How many workers start at once?", AMOUNT),
+    ("Do you know how much a maintainer earns?", AMOUNT),  # politeness: the value is still what is asked
+    ("Can you tell me how many workers start?", AMOUNT),
 ])
 def test_the_kind_of_value_asked_for(question: str, kind: str | None) -> None:
     assert asked(question) == kind
