@@ -45,21 +45,21 @@ _REFERRING = re.compile(
 _EXPLETIVE = re.compile(r"\bit(?:'s|’s|\s+is|\s+was)?\s+(?:rain|snow|hail|storm)\w*\b"
                         r"|\bit(?:'s|’s|\s+is|\s+was)\s+(?:too|so|very|just|getting)\b", re.IGNORECASE)
 _FRAME = re.compile(
-    r"^\s*(?:(?:what|how)\s+about\s+|(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:is|are|was|were|do|does|did|can|"
+    r"^\s*(?:(?:what|how)\s+about\s+|(?:what|who|which|where|when|why|how)(?:'s|’s)?\s+(?:(?:am|is|are|was|were|do|does|did|can|"
     r"could|should|would|will)\s+)?(?:(?:i|we|you)\s+)?|(?:can|could|should|do|may)\s+(?:i|we|you)\s+|"
     r"tell me (?:more )?about\s+|explain\s+|describe\s+|show me\s+|define\s+)",
     re.IGNORECASE,
 )
 # "How do I deploy my docs?", "Can I get X?": the asker's own action, whose subject is the verb's object.
-_ACTION = re.compile(r"^\s*(?:(?:how|where|when|why|what)\s+(?:do|can|could|should|would|will|did)\s+|"
+_ACTION = re.compile(r"^\s*(?:(?:how|where|when|why|what)\s+(?:am|do|can|could|should|would|will|did)\s+|"
                      r"(?:can|could|should|do|may)\s+)(?:i|we|you)\s+\w", re.IGNORECASE)
 # A yes/no question ("Does undici ship a WebSocket client?") names no topic a pronoun can stand for: "its
 # handshake" is the client's, "how long does it wait" the retry's; the earlier question is appended instead.
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|may|might|must|has|have|had)\b",
-                     re.IGNORECASE)
+_YES_NO = re.compile(r"^\s*(?:am|is|are|was|were|do|does|did|can|could|should|would|will|may|might|must|has|have|"
+                     r"had)\b", re.IGNORECASE)
 # "Which renderer do I use?": the topic is "the renderer".
-_WHICH = re.compile(r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|about|if)\b)",
-                    re.IGNORECASE)
+_WHICH = re.compile(r"^\s*(?:which|what)\s+(?!(?:am|is|are|was|were|do|does|did|can|could|should|would|will|about|"
+                    r"if)\b)", re.IGNORECASE)
 _DETERMINER = re.compile(r"\b(?:a|an|the|my|your|our|their|its|this|that|these|those)\s+", re.IGNORECASE)
 _STOP = re.compile(
     r"\s+(?:used|use|good|useful|work|works|mean|means|do|does|different|differ|compare|compared|in|on|for|"
@@ -87,8 +87,10 @@ _BEFORE_NOUN = {"the", "my", "your", "our", "their", "these", "those", "all", "s
 # "And for the fancy exception output?", "What about the custom CLI commands I wrote?": a fragment that borrows the
 # earlier question's verb (it asks that question again of something else); it has no pronoun to swap, so the earlier
 # question is kept beside it. Searched alone, "What about …" found its words anywhere on the site.
-_ELLIPSIS = re.compile(r"^\s*(?:(?:and|but|also)\s+(?:for|with|without|about|on|in)|(?:and\s+)?(?:what|how)\s+about)\b"
-                       r"[^.!?]*\??\s*$", re.IGNORECASE)
+# "What if I only want some of them?" asks the earlier question again under a condition, and is kept beside it too.
+# A dot inside a name ("at the top of lib.rs") does not end the fragment.
+_ELLIPSIS = re.compile(r"^\s*(?:(?:and|but|also)\s+(?:for|with|without|about|on|in)|(?:and\s+|but\s+)?(?:what|how)\s+"
+                       r"(?:about|if))\b(?:[^.!?]|\.(?=\w))*\??\s*$", re.IGNORECASE)
 # "What's the quickest way to bump my version?": the head noun names no topic ("Does the quickest way also tag it?");
 # "it" then stands for the asked action (`action_of`), else the earlier question is appended.
 _EMPTY_HEADS = {"way", "ways", "thing", "things"}

@@ -276,3 +276,15 @@ def test_a_followup_whose_earlier_ask_names_no_topic_keeps_it_beside(question: s
 
 def test_subject_of_a_bare_how_is_empty() -> None:
     assert subject_of("It must not be stored. How?") == ""
+
+
+@pytest.mark.parametrize(("question", "previous"), [
+    # A condition on the earlier question: "What if …" asks it again, with no pronoun to swap.
+    ("What if I only want the first three results?", "How do I sort the search results by date?"),
+    # A dot inside a file name does not end the fragment.
+    ("What about a note at the top of main.rs?", "How do I document my public functions?"),
+    # "What am I missing?" names no topic: "them" cannot become "the am I missing".
+    ("Can I also print them?", "The loop compiles but nothing runs. What am I missing?"),
+])
+def test_a_followup_that_names_no_topic_of_its_own_keeps_the_earlier_question(question: str, previous: str) -> None:
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
