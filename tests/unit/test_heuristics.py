@@ -269,16 +269,6 @@ def test_the_topic_of_a_question_with_its_own_subject_ends_before_its_verb(quest
     ("Does it also happen at night?", "Our sensor drifts after an hour. What does the guide suggest against that?"),
     # "those" leading a noun phrase of the follow-up's own is no pronoun for the earlier plural.
     ("Can I write through one of those shared handles?", "Several threads should share one counter. How?"),
-])
-def test_a_followup_whose_earlier_ask_names_no_topic_keeps_it_beside(question: str, previous: str) -> None:
-    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
-
-
-def test_subject_of_a_bare_how_is_empty() -> None:
-    assert subject_of("It must not be stored. How?") == ""
-
-
-@pytest.mark.parametrize(("question", "previous"), [
     # A condition on the earlier question: "What if …" asks it again, with no pronoun to swap.
     ("What if I only want the first three results?", "How do I sort the search results by date?"),
     # A dot inside a file name does not end the fragment.
@@ -288,3 +278,7 @@ def test_subject_of_a_bare_how_is_empty() -> None:
 ])
 def test_a_followup_that_names_no_topic_of_its_own_keeps_the_earlier_question(question: str, previous: str) -> None:
     assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
+
+
+def test_subject_of_a_bare_how_is_empty() -> None:
+    assert subject_of("It must not be stored. How?") == ""

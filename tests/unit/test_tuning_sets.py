@@ -20,16 +20,22 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _corpus(site: Path) -> Path:
+    """Return the shared corpus a tuning set was written for, skipping when it is not beside this checkout."""
+    # The textbook sits beside the sites folder, not in it.
+    corpus = SHARED / "textbook" / "corpus" if site.name == "textbook" else SHARED / "sites" / site.name / "corpus"
+    if not corpus.is_dir():
+        pytest.skip(f"the shared corpus of {site.name} is not beside this checkout: {corpus}")
+    return corpus
+
+
 def test_every_shared_tuning_site_has_a_users_set() -> None:
     assert [p.name for p in SITES] == ["mkdocs", "pydantic", "rust-book", "textbook"]
 
 
 @pytest.mark.parametrize("site", SITES, ids=[p.name for p in SITES])
 def test_gold_pages_hold_their_keywords_and_near_misses_say_why(site: Path) -> None:
-    # The textbook sits beside the sites folder, not in it.
-    corpus = SHARED / "textbook" / "corpus" if site.name == "textbook" else SHARED / "sites" / site.name / "corpus"
-    if not corpus.is_dir():
-        pytest.skip(f"the shared corpus of {site.name} is not beside this checkout: {corpus}")
+    corpus = _corpus(site)
     questions = _rows(site / "questions.jsonl")
     assert len({q["id"] for q in questions}) == len(questions)
     kinds = [q["expected"] for q in questions]
@@ -45,9 +51,7 @@ def test_gold_pages_hold_their_keywords_and_near_misses_say_why(site: Path) -> N
 
 @pytest.mark.parametrize("site", SITES, ids=[p.name for p in SITES])
 def test_conversation_turns_name_pages_that_hold_their_keywords(site: Path) -> None:
-    corpus = SHARED / "textbook" / "corpus" if site.name == "textbook" else SHARED / "sites" / site.name / "corpus"
-    if not corpus.is_dir():
-        pytest.skip(f"the shared corpus of {site.name} is not beside this checkout: {corpus}")
+    corpus = _corpus(site)
     conversations = _rows(site / "conversations.jsonl")
     assert len({c["id"] for c in conversations}) == len(conversations) >= 4
     for conv in conversations:
