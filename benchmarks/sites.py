@@ -120,15 +120,16 @@ def heldout_sites() -> dict[str, Site]:
 TUNING = ROOT / "benchmarks" / "tuning"
 
 
+def _if_file(path: Path) -> Path | None:
+    """Return the path when the file exists, else None."""
+    return path if path.is_file() else None
+
+
 def users_sites(shared: Path) -> dict[str, Site]:
     """Return the project's own tuning sets (benchmarks/tuning/<site>/) as sites <site>-users on the shared indexes."""
     known = known_sites(shared)
-    def conversations(name: str) -> Path | None:
-        path = TUNING / name / "conversations.jsonl"
-        return path if path.is_file() else None
-
     return {f"{name}-users": Site(f"{name}-users", known[name].corpus, [TUNING / name / "questions.jsonl"], [],
-                                  conversations(name), None, index=name)
+                                  _if_file(TUNING / name / "conversations.jsonl"), None, index=name)
             for name in sorted(p.name for p in TUNING.iterdir() if (p / "questions.jsonl").is_file())
             if name in known} if TUNING.is_dir() else {}
 
