@@ -97,7 +97,7 @@ _EMPTY_HEADS = {"way", "ways", "thing", "things"}
 # "one of them", "which of these": a part of the earlier topic's plural, whose pronoun is swapped for it.
 # "one of those shared pointers" is not: there "those" leads a noun phrase of the follow-up's own.
 _PART_OF = re.compile(r"\b(?:one|each|all|some|any|both|either|neither|none|many|most|few|which|two|three)\s+of\s+"
-                      r"(them|these|those)\b(?!(?:\s+[a-z]+)?\s+[a-z]+[a-hj-rtv-z]s\b)", re.IGNORECASE)
+                      r"(them|these|those)\b(?!(?:\s+[a-z]+)?\s+" + _PLURAL_NOUN.pattern + ")", re.IGNORECASE)
 # "that version", "this method": a demonstrative before a noun the earlier topic's phrase ends in or holds.
 _SAME_NOUN = re.compile(r"\b(?:this|that|these|those)\s+([a-z]+)\b", re.IGNORECASE)
 # A phrase led by a possessive pronoun ("its own slope") leans on another noun: a pronoun cannot stand for it.
