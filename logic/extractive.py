@@ -61,19 +61,21 @@ Similarity = Callable[[str, list[str]], list[float]]
 
 
 def extract_answer(query: str, chunks: list[str], similarity: Similarity | None = None,
-                   headings: list[str] | None = None, max_words: int | None = None) -> list[tuple[int, str]]:
+                   headings: list[str] | None = None, max_words: int | None = None,
+                   follows: list[int | None] | None = None) -> list[tuple[int, str]]:
     """Return (chunk position, quoted text) pairs that answer `query`, in reading order.
 
     A list, table or code block is quoted whole with the sentence that introduces it; prose is quoted
     by sentence. `similarity(query, texts)` (the embedder's cosine) ranks the candidates by meaning; word
     overlap with the question, the chunk's rank and a "how do I" question's preference for steps add to it.
-    `headings` (one per chunk) name each chunk's section.
+    `headings` (one per chunk) name each chunk's section; `follows[i]`, when given, is the position of the chunk
+    that chunk i directly goes on from (the page's previous chunk, same section), whose units it is read after.
     """
     # A lead-in whose list, table or code did not follow it ("configure the following:") answers nothing alone,
     # nor does a question (review questions often repeat the user's own, word for word), nor a section about
     # the page itself ("Learning Objectives": what a reader will do, not what the subject is).
     meta = {i for i, heading in enumerate(headings or []) if _META_SECTION.search(heading)}
-    found = [(i, u) for i, chunk in enumerate(chunks) for u in units(chunk)]
+    found = [(i, u) for i in _reading_order(follows, len(chunks)) for u in units(chunks[i])]
     # ...unless it is all there is: a chunk cut right after its definition ("X is a technique that ...:").
     candidates = [(i, u) for i, u in found
                   if not (u.kind == "sentence" and u.body.endswith(":")) and not _asks(u) and i not in meta] or found
@@ -138,7 +140,10 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
     where = {c: p for p, c in enumerate(pool)}
     # The passage, not a mosaic of sentences: the best unit's paragraph with the block it introduces, then
     # what directly follows it in its chunk while the quote is short (the command after "run this:").
-    picked = _passage(pool, where[candidates[best]], max_words)
+    # Where one retrieved chunk goes on from another, so may a quote: chunking cut the page, not its argument.
+    seams = frozenset(k for k in range(1, len(pool)) if follows and follows[pool[k][0]] == pool[k - 1][0]
+                      and pool[k][0] != pool[k - 1][0] and pool[k][1].position == 0 and not pool[k][1].section)
+    picked = _passage(pool, where[candidates[best]], max_words, seams)
     used = _words(pool, picked)
     # The runner-up sections too, while the quote has room: an answer is often split (the list in one section,
     # the numbers in the next), and the embedder's favourite is not always the passage that answers. Measured
@@ -151,14 +156,38 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
             break
         quoted.add(candidates[runner][0])
         if shares(candidates[runner]):
-            extra = _passage(pool, where[candidates[runner]], max(max_words - used, RUNNER_UP_WORDS), follow=False)
+            extra = _passage(pool, where[candidates[runner]], max(max_words - used, RUNNER_UP_WORDS), seams,
+                             follow=False)
             picked += [k for k in extra if k not in picked]
             used = _words(pool, picked)
     # Reading order; an explanation opens with the chunk of its best unit (the definition, not the code of a
     # higher-ranked chunk), whose units keep their order.
-    lead_chunk = candidates[best][0] if explains else -1
-    picked = sorted(set(picked), key=lambda k: (pool[k][0] != lead_chunk, k))
+    lead = set(_run_from(follows, candidates[best][0])) if explains else set()
+    picked = sorted(set(picked), key=lambda k: (pool[k][0] not in lead, k))
     return [(pool[k][0], _quote(pool[k][1])) for k in _once(pool, picked)]
+
+
+def _reading_order(follows: list[int | None] | None, n: int) -> list[int]:
+    """Return chunk positions best first, each run of a page's consecutive chunks read whole, in the page's order."""
+    placed: list[int] = []
+    for i in range(n):
+        first = i
+        for _ in range(n):  # back to the run's first retrieved chunk (bounded: a bad `follows` may loop)
+            back = follows[first] if follows else None
+            if back is None or back in placed:
+                break
+            first = back
+        placed += [j for j in _run_from(follows, first) if j not in placed]
+    return placed
+
+
+def _run_from(follows: list[int | None] | None, first: int) -> list[int]:
+    """Return a chunk and the retrieved chunks that go on from it, one after another."""
+    after = {f: i for i, f in enumerate(follows or []) if f is not None}
+    run = [first]
+    while (later := after.get(run[-1])) is not None and later not in run:
+        run.append(later)
+    return run
 
 
 def _content(unit: Unit) -> str:
@@ -269,15 +298,19 @@ def _words(candidates: list[Candidate], picked: list[int]) -> int:
                for k in picked)
 
 
-def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool = True) -> list[int]:
-    """Return the units of k's paragraph around k within `max_words`, then (with `follow`) what follows it."""
+def _passage(candidates: list[Candidate], k: int, max_words: int, seams: frozenset[int] = frozenset(),
+             follow: bool = True) -> list[int]:
+    """Return the units of k's paragraph around k within `max_words`, then (with `follow`) what follows it.
+
+    `seams` are the units that open a chunk going on from the one before them in `candidates`.
+    """
     key = _key(candidates, k)
     members = [j for j in range(len(candidates)) if _key(candidates, j) == key]
     picked = [k]
     # A sentence opening on a word that points back ("In this mode, …", "However, …") comes with the unit before it
     # in its section, which says what it means.
     unit = candidates[k][1]
-    if unit.kind == "sentence" and _POINTS_BACK.match(unit.body) and k > 0 and _adjacent(candidates, k - 1, k):
+    if unit.kind == "sentence" and _POINTS_BACK.match(unit.body) and k > 0 and _adjacent(candidates, k - 1, k, seams):
         picked.insert(0, k - 1)
     # Grow around them: forward first (the key line usually follows its topic sentence), then backward.
     ahead = [j for j in members if j > k]
@@ -299,7 +332,7 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
     # FOLLOWING_BLOCKS), and the next paragraph while the quote is still a lead-in or a one-liner.
     blocks = 0  # adjacent units share k's chunk and section
     for j in range(picked[-1] + 1, len(candidates)):
-        if not _adjacent(candidates, j - 1, j):
+        if not _adjacent(candidates, j - 1, j, seams):
             break
         if candidates[j][1].kind != "sentence" and blocks < FOLLOWING_BLOCKS:
             blocks += 1
@@ -308,15 +341,17 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, follow: bool =
         picked.append(j)
     # Still a one-liner (a setting's second paragraph): what comes before it in its section says what it is.
     for j in range(picked[0] - 1, -1, -1):
-        if not _adjacent(candidates, j, j + 1) \
+        if not _adjacent(candidates, j, j + 1, seams) \
                 or _words(candidates, picked) >= SHORT_PASSAGE or _words(candidates, [j, *picked]) > max_words:
             break
         picked.insert(0, j)
     return picked
 
 
-def _adjacent(candidates: list[Candidate], j: int, k: int) -> bool:
-    """Tell whether unit j directly precedes unit k in the same chunk and section."""
+def _adjacent(candidates: list[Candidate], j: int, k: int, seams: frozenset[int] = frozenset()) -> bool:
+    """Tell whether unit j directly precedes unit k in the same chunk and section, or across a seam of two chunks."""
+    if k == j + 1 and k in seams:
+        return True
     (chunk_j, before), (chunk_k, after) = candidates[j], candidates[k]
     return chunk_j == chunk_k and after.position == before.position + 1 and after.section == before.section
 

@@ -108,10 +108,18 @@ def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int
     """Quote the passages that best answer the query, with [n] markers."""
     # Instruction-like sentences are data about the page, never something to quote as an answer.
     picked = extract_answer(query, [without_instructions(c["text"]) for c in chunks], similarity=_similarity(ctx),
-                            headings=[SECTION_PATH.join(own_headings(c)) for c in chunks])
+                            headings=[SECTION_PATH.join(own_headings(c)) for c in chunks], follows=follows(chunks))
     answer = render(picked)
     tokens = sum(count_tokens(c["text"]) for c in chunks) + count_tokens(answer)
     return answer, tokens
+
+
+def follows(chunks: list[Chunk]) -> list[int | None]:
+    """Return, for each chunk, the position of the chunk it goes on from (its page's previous one, same section)."""
+    at = {(c["source"], c["chunk_index"]): i for i, c in enumerate(chunks) if "chunk_index" in c}
+    before = [at.get((c["source"], c["chunk_index"] - 1)) if "chunk_index" in c else None for c in chunks]
+    return [b if b is not None and chunks[b]["heading_hierarchy"] == c["heading_hierarchy"] else None
+            for c, b in zip(chunks, before, strict=True)]
 
 
 class NotAnswerable(Exception):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from logic.extractive import extract_answer, render, sentences
+from logic.types import Chunk
+from nodes.generate_grounded import follows
 
 BAKING = ("Bread dough needs flour, water, yeast and salt. Knead the dough for ten minutes until smooth. "
           "The oven must be hot before baking starts.")
@@ -394,3 +396,38 @@ def test_two_pieces_of_one_example_each_joined_to_the_other_are_quoted_once() ->
     two = f"```python\n{imports}\nclass Multiplier(Node):\n    pass\n```"
     quotes = [text for _, text in extract_answer("How do I write an adder and a multiplier node?", [one, two])]
     assert sum("class " in q for q in quotes) == 2, quotes
+
+
+def test_a_quote_goes_on_into_the_next_chunk_of_its_section_when_both_were_retrieved() -> None:
+    # Chunking cut the page after the one-liner; the step it announces opens the page's next chunk.
+    first = ("Iterating over a vector gives a reference to each element in turn.\n\n"
+             "The loop in the listing adds 50 to each element.")
+    second = ("To change the value the mutable reference refers to, use the `*` dereference operator before `+=`.\n\n"
+              "Iterating is safe because the borrow checker stops the vector changing size inside the loop.")
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "adds 50" in t else 0.5 if "safe because" in t else 0.1 for t in texts]
+
+    query = "How do I add 50 to every element of a vector in place?"
+    joined = render(extract_answer(query, [first, second], similarity=similarity, follows=[None, 0]))
+    apart = render(extract_answer(query, [first, second], similarity=similarity))
+    assert joined.index("adds 50") < joined.index("dereference operator")
+    assert "dereference operator" not in apart  # two unrelated chunks: the runner-up's best passage instead
+
+
+def test_chunks_that_go_on_from_one_another_are_read_in_the_pages_order() -> None:
+    # Ranked second-before-first: the answer still reads as the page does, each piece citing its own chunk.
+    later = "Then a second `let` shadows `x` again, doubling the value to give 12."
+    earlier = "Shadowing declares a new variable with the same name by repeating `let`, here giving `x` the value 6."
+    picked = extract_answer("How does shadowing with let change x?", [later, earlier], follows=[1, None])
+    assert [chunk for chunk, _ in picked] == [1, 0]
+
+
+def test_follows_links_a_chunk_to_its_pages_previous_chunk_of_the_same_section_only() -> None:
+    def chunk(source: str, index: int, heading: str) -> Chunk:
+        return {"chunk_id": f"{source}{index}", "source": source, "source_url": "", "title": "", "score": 0.5,
+                "heading_hierarchy": [heading], "text": "x", "chunk_index": index}
+
+    chunks = [chunk("a.md", 4, "Loops"), chunk("a.md", 3, "Loops"), chunk("b.md", 5, "Loops"),
+              chunk("a.md", 5, "Other"), chunk("b.md", 7, "Loops")]
+    assert follows(chunks) == [1, None, None, None, None]
