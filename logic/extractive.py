@@ -161,7 +161,7 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
             picked += [k for k in extra if k not in picked]
             used = _words(pool, picked)
     # Reading order; an explanation opens with the chunk of its best unit (the definition, not the code of a
-    # higher-ranked chunk), whose units keep their order.
+    # higher-ranked chunk) and the chunks that go on from it, whose units keep their order.
     lead = set(_run_from(follows, candidates[best][0])) if explains else set()
     picked = sorted(set(picked), key=lambda k: (pool[k][0] not in lead, k))
     return [(pool[k][0], _quote(pool[k][1])) for k in _once(pool, picked)]
