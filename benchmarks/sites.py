@@ -243,6 +243,7 @@ def figures(records: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, A
         **eval_figures.followups(talk),
         "answers_with_defects": eval_figures.answers(records)["answers_with_defects"],
         **eval_passages.keyword_calibration(records),
+        **eval_passages.missed_passages([*single, *talk], texts),
         "count_in_scope": len(inscope), "count_near_miss": base["count_near_miss"],
         "count_far_off": base["count_far_off"], "count_turns": len(records),
         **eval_figures.selection_figures(chosen),
@@ -325,6 +326,11 @@ def render(rows: dict[str, dict[str, Any]], average: dict[str, Any]) -> str:
     for name, row in rows.items():
         lines.append(f"| {name} | " + " | ".join(_cell(k, row) for k, _ in COLUMNS) + " |")
     lines.append("| **macro average** | " + " | ".join(_cell(k, average) for k, _ in COLUMNS) + " |")
+    # Where to look next: retrieval, the choice of section, or the choice of passage within the section.
+    misses = ", ".join(f"{name} {row.get('misses_not_retrieved', 0)}/{row.get('misses_not_quoted', 0)}/"
+                       f"{row.get('misses_other_part', 0)}" for name, row in rows.items())
+    lines.append(f"\nAnswers missing their keywords, by where the passage holding them was (not retrieved / retrieved, "
+                 f"not quoted / quoted, another part chosen): {misses}")
     return "\n".join(lines)
 
 

@@ -11,6 +11,8 @@ correct passage may name a list's items across two chunks, and keywords are prox
 - **follow-up turn right**: a conversation turn after the first whose status is right (grounded when it
   has gold pages, not found when its gold is null) and, when it expects an answer and has keywords,
   whose answer holds them.
+- **where a miss's passage was**: for an answer that does not hold its keywords, whether no retrieved chunk held them,
+  one did but the answer quoted none of those, or it quoted one of them and chose another part of it.
 - **keyword calibration**: over the answers given (status grounded) that can be judged — in-scope ones
   with keywords and every answer to a question that expects not-found — an answer is correct when it
   holds its keywords (an answer to a not-found question never is). ECE over bins of width 0.1, and the
@@ -52,6 +54,21 @@ def passage_hits(records: list[dict[str, Any]], texts: dict[str, str], ks: tuple
     ranks = [passage_rank(r, texts) for r in judged]
     return {**{f"passage_hit_at_{k}": _share([rank is not None and rank <= k for rank in ranks]) for k in ks},
             "count_passage_judged": len(judged)}
+
+
+def missed_passages(records: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, int]:
+    """Count in-scope answers missing their keywords by where the passage holding them was (`texts`: id -> text)."""
+    counts = {"misses_not_retrieved": 0, "misses_not_quoted": 0, "misses_other_part": 0}
+    for r in records:
+        keywords = r.get("answer_keywords") or []
+        if r["expected"] != "GROUNDED" or r["status"] != "grounded" or not keywords \
+                or holds(answer_given(r["answer"], r["status"]), keywords):
+            continue
+        holding = {i for i in r.get("retrieved_ids") or [] if holds(texts.get(i, ""), keywords)}
+        quoted = {c["chunk_id"] for c in r.get("citations") or []}
+        where = "other_part" if holding & quoted else "not_quoted" if holding else "not_retrieved"
+        counts[f"misses_{where}"] += 1
+    return counts
 
 
 def _judged_answers(records: list[dict[str, Any]]) -> list[tuple[float, bool]]:

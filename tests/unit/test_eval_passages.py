@@ -66,3 +66,21 @@ def test_keyword_calibration_judges_answers_by_what_they_hold() -> None:
     # bin 0.9-1.0: 3 answers at mean 0.94, 1/3 right; bin 0.1-0.2: 1 answer at 0.15, right.
     assert figures["keyword_ece"] == pytest.approx((3 * abs(1 / 3 - 0.94) + abs(1 - 0.15)) / 4, abs=1e-4)
     assert [row["count"] for row in figures["keyword_reliability"]] == [1, 3]
+
+
+def test_a_missed_answer_is_placed_where_its_passage_was() -> None:
+    texts = {"a": "Models are classes.", "b": "Use extra='forbid' to refuse unknown keys.", "c": "Extra fields."}
+    keys = ["forbid"]
+    turns = [
+        record(answer="Models are classes. [1]", answer_keywords=keys, retrieved_ids=["a", "c"],
+               citations=[{"chunk_id": "a"}]),  # no retrieved chunk says it
+        record(answer="Extra fields. [1]", answer_keywords=keys, retrieved_ids=["c", "b"],
+               citations=[{"chunk_id": "c"}]),  # the second chunk says it, the answer quotes the first
+        record(answer="Use extra to refuse unknown keys. [1]", answer_keywords=keys, retrieved_ids=["b"],
+               citations=[{"chunk_id": "b"}]),  # quoted the right chunk, not its line (hypothetically cut)
+        record(answer="Use extra='forbid'. [1]", answer_keywords=keys, retrieved_ids=["b"],
+               citations=[{"chunk_id": "b"}]),  # holds: not a miss
+        record(status="not_found", answer_keywords=keys, retrieved_ids=["b"]),  # a refusal is not an answer
+    ]
+    assert eval_passages.missed_passages(turns, texts) == {
+        "misses_not_retrieved": 1, "misses_not_quoted": 1, "misses_other_part": 1}
