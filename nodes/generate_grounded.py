@@ -178,7 +178,9 @@ def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: Streame
     if not ctx.uses_model:
         # The gist of a selection is skimmed from every part retrieve chose, one per section.
         sources = retrieved if state.get("selection") and sums_up(query) else quoted_sources(retrieved)
-        raw, tokens = _extractive(query, sources, ctx)
+        # A follow-up searched with the earlier question in brackets is quoted for what it asks: the bracket found
+        # the sections, but scored with it the quote answered the earlier question again (docs/benchmarks.md).
+        raw, tokens = _extractive(asked_question(state.get("messages", []), query), sources, ctx)
         answer, citations = cite(clean(raw, sources), sources)
         return answer, citations, sources, tokens, EXTRACTIVE
     try:

@@ -162,6 +162,36 @@ def test_a_refused_followup_names_the_question_as_asked(ask: Ask, make_context: 
     assert state["messages"][-1].text.startswith("I don't have information about “Is this method safe for rye flour”")
 
 
+CACHE_PAGE = """# Cache
+
+## Clearing the cache
+
+Run `tool cache clean` to clear the cache. Clearing the cache removes every downloaded package from the cache
+directory.
+
+## Cache location
+
+The cache directory is `~/.cache/tool` by default. Set `TOOL_CACHE_DIR` to move the cache somewhere else.
+"""
+
+
+def test_a_followup_searched_with_the_earlier_question_is_answered_for_what_it_asks(
+        ask: Ask, make_context: Callable[..., Context], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cache-docs").mkdir()
+    (tmp_path / "cache-docs" / "cache.md").write_text(CACHE_PAGE)
+    ingest_folder(tmp_path / "cache-docs", data_dir=tmp_path / "cache-data", collection="docs",
+                  embeddings=HashEmbeddings(256), embedding_model="hash/256", progress=False)
+    monkeypatch.setenv("RAG_AGENT_DATA_DIR", str(tmp_path / "cache-data"))
+    first = ask("Is there a command that clears the cache directory?", "t-cache")
+    assert "tool cache clean" in first["answer"]
+    # "it" names nothing in a yes/no question: the search carries the earlier question, the quote must not.
+    state = ask("Can I move it somewhere else?", "t-cache")
+    assert state["retrieval_query"].endswith("(Is there a command that clears the cache directory)")
+    assert state["status"] == "grounded"
+    assert "TOOL_CACHE_DIR" in state["answer"]
+    assert "tool cache clean" not in state["answer"]
+
+
 def test_chitchat_does_not_retrieve(ask: Ask) -> None:
     state = ask("hello")
     assert state["status"] == "chitchat"
