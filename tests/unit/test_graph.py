@@ -176,7 +176,7 @@ The cache directory is `~/.cache/tool` by default. Set `TOOL_CACHE_DIR` to move 
 
 
 def test_a_followup_searched_with_the_earlier_question_is_answered_for_what_it_asks(
-        ask: Ask, make_context: Callable[..., Context], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        ask: Ask, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "cache-docs").mkdir()
     (tmp_path / "cache-docs" / "cache.md").write_text(CACHE_PAGE)
     ingest_folder(tmp_path / "cache-docs", data_dir=tmp_path / "cache-data", collection="docs",
