@@ -210,7 +210,10 @@ def rewrite_followup(question: str, previous_query: str) -> str:
         subject = way_object(previous_query) if _object(question, match) else action_of(previous_query)
     if word in {"it", "its"} and _plural(subject):
         subject = ""  # "it" never stands for "my admin pages": the earlier question is kept beside it instead
-    if _REFERRING.search(question) or not subject or _fragment(question):
+    # Nothing to substitute: the question goes as typed, the earlier one beside it.
+    as_typed = bool(_REFERRING.search(question)) or _fragment(question) or _told_before(question) \
+        or (match is not None and _named_before(question, match))
+    if as_typed or not subject:
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     assert match is not None
     rest = question[match.end():]
@@ -271,6 +274,32 @@ def _pronoun(question: str) -> re.Match[str] | None:
     """Find the pronoun a rewrite replaces: the first, unless it only anticipates a clause that holds another."""
     ahead = _ANTICIPATORY.search(question)
     return _REPLACEABLE.search(question, ahead.end(1) if ahead else 0)
+
+
+# A pronoun a few words after "and", "or" or "but" ("… Nav2's own launch file and hand it my params file").
+_CONJOINED = re.compile(r"^(.*)\b(?:and|or|but)\s+(?:[\w'’-]+\s+){0,3}$", re.IGNORECASE | re.DOTALL)
+
+
+def _named_before(question: str, match: re.Match[str]) -> bool:
+    """Tell whether a pronoun follows a clause of its own question that names what it may stand for.
+
+    "…pull in Nav2's own launch file from mine and hand it my own params file?": "it" is that launch file, not
+    the earlier topic, so substituting the earlier subject would garble the question; "And how do I compile and
+    run it?" names nothing before "and" and still takes the earlier topic.
+    """
+    conjoined = _CONJOINED.match(question[:match.start()])
+    if conjoined is None:
+        return False
+    return len(terms(re.sub(r"^\W*(?:and|or|but)\b", "", conjoined.group(1), flags=re.IGNORECASE))) >= 2
+
+
+def _told_before(question: str) -> bool:
+    """Tell whether the question's pronouns sit only in what the user says before asking ("That is OK. Besides …?").
+
+    The ask is whole; "that" in "That is OK" or "got it" is no topic to substitute ("the symptoms … is OK").
+    """
+    ask = asked_part(question)
+    return ask != question and not _REPLACEABLE.search(ask)
 
 
 def _object(question: str, match: re.Match[str]) -> bool:

@@ -196,6 +196,31 @@ def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_i
     assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
 
 
+@pytest.mark.parametrize("question", [
+    "Can I also pull in Nav2's own launch file from mine and hand it my own params file?",
+    "What does JPL stand for, and what is it?",
+    "Is the language still spoken today, or has it become extinct?",
+])
+def test_a_pronoun_after_a_clause_that_names_its_antecedent_is_left_as_the_user_wrote_it(question: str) -> None:
+    previous = "How do I make part of a launch file conditional?"
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
+
+
+@pytest.mark.parametrize("question", [
+    "That is OK. Besides breast cancer and prostate cancer, what are the most common types of cancer?",
+    "got it. What doesn't belong in the green organics cart?",
+])
+def test_a_pronoun_only_in_what_the_user_says_before_asking_is_not_replaced(question: str) -> None:
+    previous = "What are the symptoms of breast cancer?"
+    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
+
+
+def test_a_pronoun_after_a_bare_verb_and_and_still_takes_the_earlier_topic() -> None:
+    previous = "How do I write a hello world program?"
+    rewritten = rewrite_followup("And how do I compile and run it in one step?", previous)
+    assert rewritten == "And how do I compile and run the hello world program in one step?"
+
+
 def test_the_topic_comes_from_the_earlier_ask_not_from_the_situation_before_it() -> None:
     previous = "I want JSON logs in production. Which renderer do I use?"
     rewritten = rewrite_followup("Can it use something faster?", previous)
