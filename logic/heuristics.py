@@ -9,6 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 
 from logic.answerability import asked_part
 from logic.lexical import STOPWORDS, terms
+from logic.passages import SENTENCE_END
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GREETING = re.compile(
@@ -211,8 +212,8 @@ def rewrite_followup(question: str, previous_query: str) -> str:
     if word in {"it", "its"} and _plural(subject):
         subject = ""  # "it" never stands for "my admin pages": the earlier question is kept beside it instead
     # Nothing to substitute: the question goes as typed, the earlier one beside it.
-    as_typed = bool(_REFERRING.search(question)) or _fragment(question) or _told_before(question) \
-        or (match is not None and _named_before(question, match))
+    as_typed = bool(_REFERRING.search(question)) or _fragment(question) \
+        or (match is not None and (_told_before(question, match) or _named_before(question, match)))
     if as_typed or not subject:
         return f"{question.rstrip()} ({previous_query.rstrip('?.! ')})"  # `as_asked` recognises this form
     assert match is not None
@@ -293,13 +294,17 @@ def _named_before(question: str, match: re.Match[str]) -> bool:
     return len(terms(re.sub(r"^\W*(?:and|or|but)\b", "", conjoined.group(1), flags=re.IGNORECASE))) >= 2
 
 
-def _told_before(question: str) -> bool:
-    """Tell whether the question's pronouns sit only in what the user says before asking ("That is OK. Besides …?").
+def _told_before(question: str, match: re.Match[str]) -> bool:
+    """Tell whether a pronoun sits in what the user says before asking ("That is OK. Besides …?", "got it. What …?").
 
-    The ask is whole; "that" in "That is OK" or "got it" is no topic to substitute ("the symptoms … is OK").
+    "That" in "That is OK" is no topic to substitute ("the symptoms … is OK"); nor is a pronoun after it, whose
+    antecedent that opening may name ("… about the greenhouse effect. Is it good or bad?").
     """
     ask = asked_part(question)
-    return ask != question and not _REPLACEABLE.search(ask)
+    if ask == question:
+        return False
+    opening = SENTENCE_END.split(ask.strip())[0]  # a sentence of the question as typed (the ask re-joins them)
+    return match.start() < question.rfind(opening)
 
 
 def _object(question: str, match: re.Match[str]) -> bool:

@@ -209,6 +209,8 @@ def test_a_pronoun_after_a_clause_that_names_its_antecedent_is_left_as_the_user_
 @pytest.mark.parametrize("question", [
     "That is OK. Besides breast cancer and prostate cancer, what are the most common types of cancer?",
     "got it. What doesn't belong in the green organics cart?",
+    # The opening may name what the ask's pronoun stands for: "it" is the greenhouse effect.
+    "That is fine. Could you tell me a little bit about the greenhouse effect. Is it good or bad?",
 ])
 def test_a_pronoun_only_in_what_the_user_says_before_asking_is_not_replaced(question: str) -> None:
     previous = "What are the symptoms of breast cancer?"
