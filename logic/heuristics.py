@@ -181,7 +181,7 @@ def _fragment(question: str) -> bool:
 
 def rewrite_followup(question: str, previous_query: str) -> str:
     """Make a follow-up standalone using the previous turn's standalone query."""
-    if not previous_query or not is_followup(question):
+    if not previous_query or not is_followup(question) or _asks_alone(question):
         return question
     subject = subject_of(previous_query)
     plural = _PLURAL_PRONOUN.match(question)
@@ -292,6 +292,21 @@ def _named_before(question: str, match: re.Match[str]) -> bool:
     if conjoined is None:
         return False
     return len(terms(re.sub(r"^\W*(?:and|or|but)\b", "", conjoined.group(1), flags=re.IGNORECASE))) >= 2
+
+
+def _asks_alone(question: str) -> bool:
+    """Tell whether a question's ask names its own topic, whatever the words before it point back to.
+
+    "Also the arm joint keeps swinging after it moves. How do I give a joint some damping?" is searched as asked;
+    "What else can I try?" names nothing but what came before, and a statement ("That was not my question. I
+    mean the continent.") asks nothing of its own.
+    """
+    ask = asked_part(question)
+    return ask != question and ask.rstrip().endswith("?") and not is_followup(ask) and not _ELSE.search(ask) \
+        and len(terms(ask)) >= 2
+
+
+_ELSE = re.compile(r"\belse\b", re.IGNORECASE)
 
 
 def _told_before(question: str, match: re.Match[str]) -> bool:

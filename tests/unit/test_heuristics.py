@@ -209,11 +209,20 @@ def test_a_pronoun_after_a_clause_that_names_its_antecedent_is_left_as_the_user_
 @pytest.mark.parametrize("question", [
     "That is OK. Besides breast cancer and prostate cancer, what are the most common types of cancer?",
     "got it. What doesn't belong in the green organics cart?",
+    "Also the arm joint keeps swinging back and forth after it moves. How do I give a joint some damping?",
+])
+def test_an_ask_that_names_its_own_topic_is_searched_as_typed(question: str) -> None:
+    assert rewrite_followup(question, "What are the symptoms of breast cancer?") == question
+
+
+@pytest.mark.parametrize("question", [
     # The opening may name what the ask's pronoun stands for: "it" is the greenhouse effect.
     "That is fine. Could you tell me a little bit about the greenhouse effect. Is it good or bad?",
+    "I did what you said but it still crashes. What else can I try?",
+    "That was not my question. When I say America, I mean the continent.",
 ])
-def test_a_pronoun_only_in_what_the_user_says_before_asking_is_not_replaced(question: str) -> None:
-    previous = "What are the symptoms of breast cancer?"
+def test_a_pronoun_in_what_the_user_says_before_asking_is_not_replaced(question: str) -> None:
+    previous = "Which is the largest river in America?"
     assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
 
 
