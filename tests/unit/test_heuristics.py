@@ -197,11 +197,17 @@ def test_a_followup_without_a_nameable_topic_keeps_the_earlier_question_beside_i
 
 
 @pytest.mark.parametrize("question", [
+    # The question names what its pronoun stands for: Nav2's launch file, JPL, the language.
     "Can I also pull in Nav2's own launch file from mine and hand it my own params file?",
     "What does JPL stand for, and what is it?",
     "Is the language still spoken today, or has it become extinct?",
+    # A pronoun in what the user says before asking; the opening may name what the ask's "it" stands for.
+    "That is fine. Could you tell me a little bit about the greenhouse effect. Is it good or bad?",
+    "I did what you said but it still crashes. What else can I try?",
+    "That was not my question. When I say America, I mean the continent.",
 ])
-def test_a_pronoun_after_a_clause_that_names_its_antecedent_is_left_as_the_user_wrote_it(question: str) -> None:
+def test_a_pronoun_its_own_question_may_resolve_is_left_as_typed_with_the_earlier_question_beside(
+        question: str) -> None:
     previous = "How do I make part of a launch file conditional?"
     assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
 
@@ -213,17 +219,6 @@ def test_a_pronoun_after_a_clause_that_names_its_antecedent_is_left_as_the_user_
 ])
 def test_an_ask_that_names_its_own_topic_is_searched_as_typed(question: str) -> None:
     assert rewrite_followup(question, "What are the symptoms of breast cancer?") == question
-
-
-@pytest.mark.parametrize("question", [
-    # The opening may name what the ask's pronoun stands for: "it" is the greenhouse effect.
-    "That is fine. Could you tell me a little bit about the greenhouse effect. Is it good or bad?",
-    "I did what you said but it still crashes. What else can I try?",
-    "That was not my question. When I say America, I mean the continent.",
-])
-def test_a_pronoun_in_what_the_user_says_before_asking_is_not_replaced(question: str) -> None:
-    previous = "Which is the largest river in America?"
-    assert rewrite_followup(question, previous) == f"{question} ({previous.rstrip('?')})"
 
 
 def test_a_pronoun_after_a_bare_verb_and_and_still_takes_the_earlier_topic() -> None:
