@@ -294,6 +294,10 @@ def _named_before(question: str, match: re.Match[str]) -> bool:
     return len(terms(re.sub(r"^\W*(?:and|or|but)\b", "", conjoined.group(1), flags=re.IGNORECASE))) >= 2
 
 
+# "What else can I try?" asks about what came before as much as a pronoun would.
+_ELSE = re.compile(r"\belse\b", re.IGNORECASE)
+
+
 def _asks_alone(question: str) -> bool:
     """Tell whether a question's ask names its own topic, whatever the words before it point back to.
 
@@ -306,13 +310,10 @@ def _asks_alone(question: str) -> bool:
         and len(terms(ask)) >= 2
 
 
-_ELSE = re.compile(r"\belse\b", re.IGNORECASE)
-
-
 def _told_before(question: str, match: re.Match[str]) -> bool:
-    """Tell whether a pronoun sits in what the user says before asking ("That is OK. Besides …?", "got it. What …?").
+    """Tell whether a pronoun sits in what the user says before asking ("I did what you said but it crashes. …?").
 
-    "That" in "That is OK" is no topic to substitute ("the symptoms … is OK"); nor is a pronoun after it, whose
+    "That" in "That is fine." is no topic to substitute ("the groundwater is fine"); nor is a pronoun after it, whose
     antecedent that opening may name ("… about the greenhouse effect. Is it good or bad?").
     """
     ask = asked_part(question)
