@@ -15,7 +15,11 @@ from tools.settings import get_settings
 # all-MiniLM-L6-v2 reads at most 256 word pieces (its sentence-transformers max_seq_length); the
 # shipped tokenizer.json says 128, which would silently drop the second half of a 200-token chunk.
 MAX_TOKENS = 256
-BATCH_SIZE = 32
+# Word pieces per model call (a text longer than this goes alone). The attention scores of 32 chunks of 256 word
+# pieces are about 100 MB a layer, and the model then waits on memory: on two cores, chunks embed 1.9x faster one
+# at a time than 32 at a time, while short texts (passage openings) cost the same in calls of 8 to 64
+# (docs/benchmarks.md, "Embedding batches by word pieces"). The vectors are the same either way (cosine > 0.99999).
+BATCH_TOKENS = 256
 # Threads per embedding call; unset or 0 lets ONNX Runtime use one per core.
 THREADS_ENV = "RAG_AGENT_EMBEDDER_THREADS"
 # Queries remembered: a turn asks for its question's vector up to three times (search, the answerer's
@@ -37,21 +41,22 @@ class OnnxMiniLM(Embeddings):
         self._session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        # Pad to the longest text of a batch, not the file's fixed 128: short queries stay cheap.
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        # Batches are padded here, to their own longest text (the file pads every text to a fixed 128).
+        self._tokenizer.no_padding()
         self._tokenizer_file = tokenizer_file
         self._shorter: dict[int, Any] = {}  # tokenizers that keep a text's first n word pieces, by n
         self._shorter_lock = threading.Lock()
         self._queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         self._queries_lock = threading.Lock()
 
-    def _batch(self, texts: list[str], tokenizer: Any = None) -> list[list[float]]:
-        """Embed one batch of texts (with `tokenizer`, one that truncates sooner)."""
+    def _run(self, pieces: list[list[int]]) -> list[list[float]]:
+        """Embed one batch of tokenised texts, padded to the longest of them."""
         import numpy as np
 
-        encoded = (tokenizer or self._tokenizer).encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        ids = np.zeros((len(pieces), max(len(p) for p in pieces)), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros_like(ids)
+        for row, text in enumerate(pieces):
+            ids[row, :len(text)], mask[row, :len(text)] = text, 1
         hidden: Any = self._session.run(
             None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         )[0]
@@ -73,18 +78,25 @@ class OnnxMiniLM(Embeddings):
 
                 shorter = Tokenizer.from_file(str(self._tokenizer_file))
                 shorter.enable_truncation(max_length=tokens)
-                shorter.enable_padding(pad_id=0, pad_token="[PAD]")
+                shorter.no_padding()
                 self._shorter[tokens] = shorter
         return self._embed(texts, shorter)
 
     def _embed(self, texts: list[str], tokenizer: Any = None) -> list[list[float]]:
-        """Embed texts in batches of similar length, in their order."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        """Embed texts in batches of similar length and at most BATCH_TOKENS word pieces, in their order."""
+        pieces = [e.ids for e in (tokenizer or self._tokenizer).encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda i: len(pieces[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), BATCH_SIZE):
-            batch = order[start:start + BATCH_SIZE]
-            for index, vector in zip(batch, self._batch([texts[i] for i in batch], tokenizer), strict=True):
+        start = 0
+        while start < len(order):
+            # Sorted by length, so the batch's last text is its longest: padded, each costs that many pieces.
+            end = start + 1
+            while end < len(order) and (end - start + 1) * len(pieces[order[end]]) <= BATCH_TOKENS:
+                end += 1
+            batch = order[start:end]
+            for index, vector in zip(batch, self._run([pieces[i] for i in batch]), strict=True):
                 vectors[index] = vector
+            start = end
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
@@ -94,7 +106,7 @@ class OnnxMiniLM(Embeddings):
             if known is not None:
                 self._queries.move_to_end(text)
                 return list(known)
-        vector = self._batch([text])[0]
+        vector = self._run([self._tokenizer.encode(text).ids])[0]
         with self._queries_lock:
             self._queries[text] = tuple(vector)
             while len(self._queries) > QUERY_CACHE:
