@@ -41,6 +41,13 @@ def test_scale(tmp_path: Path) -> None:
     assert figures["ingest_vs_raw_embedder_with_passages"] == figures["ingest_vs_raw_embedder"]
 
 
+def test_embed_batches() -> None:
+    out = run("embed_batches.py", "--corpus", str(TEXTBOOK / "corpus"), "--chunks", "12", "--rounds", "1")
+    lines = [line for line in out.splitlines() if line.startswith("budget")]
+    # The shipped budget first, as the reference the others are measured against.
+    assert len(lines) == 3 and "chunks" in lines[0] and "(1.00x the shipped)" in lines[0]
+
+
 def test_warm_turn(tmp_path: Path) -> None:
     out = run("warm_turn.py", "--smoke", "--data-dir", str(tmp_path / "data"))
     assert "agent sync / agent exit:" in out and "agent async / agent exit:" in out
