@@ -177,13 +177,16 @@ def _split(block: str, budget: int) -> list[str]:
     if fences.fence is not None and opening(lines[0]):
         lines.append(fences.fence)  # the page never closed this block; close it so halves stay code
     segments = _segments(lines)
+    table = len(lines) > 2 and TABLE_RULE.match(lines[1]) and all(line.lstrip().startswith("|") for line in lines)
     if len(segments) > 1:
         halves = ["\n".join(seg) for seg in segments]
-    elif len(lines) > 3 and TABLE_RULE.match(lines[1]) and all(line.lstrip().startswith("|") for line in lines):
+    elif table and len(lines) > 3:
         # Rows without their header do not render as a table and name no column: each half keeps the header.
         header, rows = lines[:2], lines[2:]
         mid = len(rows) // 2
         halves = ["\n".join([*header, *rows[:mid]]), "\n".join([*header, *rows[mid:]])]
+    elif table:  # a header and one wide row: cut by lines, the header would stand alone and the row without it
+        return [block]
     elif len(lines) > 3 and opening(lines[0]) and opening(lines[-1]):
         inner, mid = lines[1:-1], (len(lines) - 2) // 2
         halves = ["\n".join([lines[0], *inner[:mid], lines[-1]]), "\n".join([lines[0], *inner[mid:], lines[-1]])]

@@ -164,6 +164,20 @@ def test_an_oversized_code_block_is_cut_into_fenced_halves() -> None:
     assert "".join(c.body for c in chunks).count("value_") == 80
 
 
+def test_every_piece_of_a_wide_table_has_its_header_even_a_piece_of_one_row() -> None:
+    # Padded columns (as a formatter writes them) make a header, its rule and one row outgrow a chunk on their own.
+    rule = "| " + " | ".join(["-" * 60] * 3) + " |"
+    rows = [f"| `Error{i}` | `ERR_{i}` | {'the request failed because the server went away ' * (1 + i % 4)} |"
+            for i in range(12)]
+    table = "\n".join(["| Error | Code | Description |", rule, *rows])
+    chunks = chunk_markdown(f"# Errors\n\n{table}\n", "errors.md", chunk_tokens=120)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        lines = chunk.body.splitlines()
+        assert lines[:2] == ["| Error | Code | Description |", rule] and len(lines) > 2, chunk.body
+    assert sum(c.body.count("`ERR_") for c in chunks) == 12
+
+
 def test_an_unclosed_oversized_code_block_is_still_cut_and_fenced() -> None:
     code = "\n".join(f"line_{i} = {i}" for i in range(200))
     chunks = chunk_markdown(f"# Page\n\n```\n{code}\n", "p.md", chunk_tokens=100)
