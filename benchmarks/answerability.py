@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from logic import answerability, ranking  # noqa: E402
 from logic.confidence import fit  # noqa: E402
+from logic.hygiene import to_chunk  # noqa: E402
 from logic.lexical import matches, terms  # noqa: E402
-from nodes.retrieve import to_chunk  # noqa: E402
 from tools import lexicon_store, manifest, search  # noqa: E402
 from tools.embedded_index import passage_vectors  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402

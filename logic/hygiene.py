@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from logic import fences
 from logic.injection import SENTENCE, is_instruction, named_links, own_hosts, readings, strip_foreign_hosts
@@ -125,6 +125,22 @@ def shown_chunk(chunk: _Shown) -> _Shown:
     shown["heading_hierarchy"] = [normalize_text(h) for h in chunk["heading_hierarchy"]]
     shown["source_url"] = safe_url(chunk["source_url"])
     return shown
+
+
+def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
+    """Turn a stored chunk's metadata into the state's Chunk (normalised: an older index may hold hidden text)."""
+    chunk: Chunk = {
+        "chunk_id": str(metadata.get("chunk_id", "")),
+        "source": str(metadata.get("source", "")),
+        "source_url": str(metadata.get("source_url", "")),
+        "title": str(metadata.get("title", "")),
+        "heading_hierarchy": list(metadata.get("heading_hierarchy") or []),
+        "score": round(score, 4),
+        "text": str(metadata.get("text", "")),
+    }
+    if isinstance(metadata.get("chunk_index"), int):
+        chunk["chunk_index"] = metadata["chunk_index"]
+    return shown_chunk(chunk)
 
 
 # What removing a link can leave behind: an empty code span or brackets ("(see )"), punctuation after a space,

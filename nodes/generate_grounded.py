@@ -28,7 +28,7 @@ from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
 from logic.extractive import SECTION_PATH, extract_answer, render
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.heuristics import asked_question, canned_reply
-from logic.hygiene import cite, clean, neutralize
+from logic.hygiene import cite, clean, neutralize, to_chunk
 from logic.injection import without_instructions
 from logic.not_found import hedge, sections
 from logic.notes import after, before
@@ -37,7 +37,7 @@ from logic.types import Chunk, Citation, NotFound
 from logic.verdict import ANSWER_SCHEMA, VerdictReader
 from nodes.message_stream import MessageStream
 from nodes.prompts import format_sources, grounded_user_message
-from tools import chat
+from tools import chat, search
 from tools.chat import (
     CHAT_BACKOFF,
     CHAT_RETRIES,
@@ -114,6 +114,26 @@ def _extractive(query: str, chunks: list[Chunk], ctx: Context) -> tuple[str, int
     return answer, tokens
 
 
+def read_on(ctx: Context, sources: list[Chunk]) -> list[Chunk]:
+    """Return the sources with the page's next chunk after the first one, when its section goes on there.
+
+    Chunking cuts a section where its size runs out, not where its argument does: the sentence that answers often
+    follows the one that matched ("…is not defined" / "it can be fixed by … `model_rebuild()`"). The answerer reads
+    that chunk after the first (`follows`) and quotes from it only when its units score best; its passages' vectors
+    are in the snapshot like every chunk's, so reading it costs a lookup. A selection's parts have no place on a page.
+    """
+    first = sources[0] if sources else None
+    if first is None or "chunk_index" not in first:
+        return sources
+    place = (first["source"], first["chunk_index"] + 1)
+    if any((c["source"], c.get("chunk_index")) == place for c in sources):
+        return sources
+    found = search.chunks_at(get_settings().data_dir, ctx.collection, [place]).get(place)
+    if not found or list(found.get("heading_hierarchy") or []) != first["heading_hierarchy"]:
+        return sources
+    return [*sources, to_chunk(found, first["score"])]
+
+
 def follows(chunks: list[Chunk]) -> list[int | None]:
     """Return, for each chunk, the position of the chunk it goes on from (its page's previous one, same section)."""
     at = {(c["source"], c["chunk_index"]): i for i, c in enumerate(chunks) if "chunk_index" in c}
@@ -178,6 +198,7 @@ def _draft(state: State, ctx: Context, retrieved: list[Chunk], streamed: Streame
     if not ctx.uses_model:
         # The gist of a selection is skimmed from every part retrieve chose, one per section.
         sources = retrieved if state.get("selection") and sums_up(query) else quoted_sources(retrieved)
+        sources = read_on(ctx, sources)
         # A follow-up searched with the earlier question in brackets is quoted for what it asks: the bracket found
         # the sections, but scored with it the quote answered the earlier question again (docs/benchmarks.md).
         raw, tokens = _extractive(asked_question(state.get("messages", []), query), sources, ctx)
@@ -270,7 +291,11 @@ def _generate(state: State, runtime: Runtime[Context], relay: MessageStream) -> 
     reason = flag_reason(sure, check.unsupported, removed=ctx.grounding_mode == "strict")
     if reason:
         log.info("answer flagged: %s (confidence %.3f, support %.3f)", reason, sure, check.support)
+    # A chunk the answer read on into (`read_on`) joins the turn's retrieved sections, which every citation is one of.
+    known = {c["chunk_id"] for c in retrieved}
+    read = [c for c in sources if c["chunk_id"] not in known]
     return {
+        **({"retrieved": [*retrieved, *read]} if read else {}),
         "status": "grounded",
         "answer": shown,
         "citations": citations,

@@ -18,7 +18,7 @@ from logic import answerability, lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError, InvalidInputError
 from logic.filters import Scope
 from logic.heuristics import chitchat_reply
-from logic.hygiene import shown_chunk
+from logic.hygiene import to_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
 from logic.passages import closing_code, closing_lead_in, joined_code, opening_block
@@ -38,22 +38,6 @@ from tools.words import english
 # The conversation check compares cosines with constants fitted on the bundled embedder's scale; other
 # embedders (a hash for tests, Cohere at another scale and behind a network call) skip it.
 CONVERSATION_EMBEDDERS = frozenset({LOCAL_MODEL})
-
-
-def to_chunk(metadata: dict[str, Any], score: float) -> Chunk:
-    """Turn a stored chunk's metadata into the state's Chunk (normalised: an older index may hold hidden text)."""
-    chunk: Chunk = {
-        "chunk_id": str(metadata.get("chunk_id", "")),
-        "source": str(metadata.get("source", "")),
-        "source_url": str(metadata.get("source_url", "")),
-        "title": str(metadata.get("title", "")),
-        "heading_hierarchy": list(metadata.get("heading_hierarchy") or []),
-        "score": round(score, 4),
-        "text": str(metadata.get("text", "")),
-    }
-    if isinstance(metadata.get("chunk_index"), int):
-        chunk["chunk_index"] = metadata["chunk_index"]
-    return shown_chunk(chunk)
 
 
 def _index(ctx: Context, name: str, selection: str) -> dict[str, Any] | None:

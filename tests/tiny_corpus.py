@@ -117,3 +117,21 @@ SPLIT_TABLE_PAGE = "# Errors\n\n## Error codes\n\nEvery error the client raises 
         for n, name in enumerate(["Connect", "Header", "Body", "Socket", "Abort", "Info", "Proxy", "Retry", "Pool",
                                   "Dns", "Tls", "Redirect", "Cache", "Cookie", "Stream", "Decode", "Encode",
                                   "Upgrade", "Timeout", "Balance", "Mock", "Agent", "Dispatch", "Hook"], 1))
+
+# A section longer than a chunk: the first chunk tells the symptom, the page's next chunk (same section) the fix.
+SECTION_GOES_ON_PAGE = """# Syncing
+
+## A sync that stops on a lock
+
+When `widgetctl sync` starts, it writes a lock file into the project's `.widget` folder and removes it again when
+the sync ends, so two syncs never write the same catalogue at once. If a sync is killed halfway, by a power cut, by
+a terminal that was closed or by a machine that went to sleep, the lock file stays behind. The next `widgetctl sync`
+then stops at once with the message "lock held by another process", even though no other process is running, and
+it keeps stopping with that message on every later try. The message names the process id written in the lock file
+when it was taken; that process no longer exists, which is how a stale lock differs from a sync that is still
+running in another terminal. Waiting does not help, since nothing ever removes a stale lock by itself, and running
+the command with more verbose logging shows the same message with the lock file's path and its age in minutes.
+
+To recover, delete `.widget/lock` and run `widgetctl sync --resume`, which continues from the last catalogue entry
+that was written instead of starting over. The resumed run takes the lock again like any other run.
+"""

@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from logic import ranking  # noqa: E402
+from logic.hygiene import to_chunk  # noqa: E402
 from logic.injection import without_instructions  # noqa: E402
 from logic.lexical import terms  # noqa: E402
 from logic.passages import units  # noqa: E402
 from logic.reading import heading_of, passage_text, shown, windows  # noqa: E402
-from nodes.retrieve import to_chunk  # noqa: E402
 from tools import lexicon_store, manifest, search  # noqa: E402
 from tools.embeddings import LOCAL_MODEL, get_embeddings  # noqa: E402
 
