@@ -24,7 +24,7 @@ from logic.canary import CANARY
 from logic.chunking import count_tokens
 from logic.confidence import answer_confidence, flag_reason
 from logic.echo import PromptEcho
-from logic.errors import AgentError, LLMBadOutputError, TurnTimeoutError
+from logic.errors import AgentError, IndexMissingError, LLMBadOutputError, RetrievalError, TurnTimeoutError
 from logic.extractive import SECTION_PATH, extract_answer, render
 from logic.grounding import Check, check_lexical, check_with_judge, without_claims
 from logic.heuristics import asked_question, canned_reply
@@ -128,7 +128,11 @@ def read_on(ctx: Context, sources: list[Chunk]) -> list[Chunk]:
     place = (first["source"], first["chunk_index"] + 1)
     if any((c["source"], c.get("chunk_index")) == place for c in sources):
         return sources
-    found = search.chunks_at(get_settings().data_dir, ctx.collection, [place]).get(place)
+    try:
+        found = search.chunks_at(get_settings().data_dir, ctx.collection, [place]).get(place)
+    except (RetrievalError, IndexMissingError) as exc:  # the sources retrieved still make the answer
+        log.warning("could not read on into the next chunk: %s", exc)
+        return sources
     if not found or list(found.get("heading_hierarchy") or []) != first["heading_hierarchy"]:
         return sources
     return [*sources, to_chunk(found, first["score"])]

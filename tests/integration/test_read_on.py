@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
+from logic.errors import RetrievalError
 from rag_agent.service import Agent
 from tests.tiny_corpus import SECTION_GOES_ON_PAGE
 from tools import search
@@ -41,4 +42,16 @@ def test_the_fix_in_the_sections_next_chunk_is_quoted_though_only_the_symptom_wa
     # The turn's sections: the one retrieval found (top_k 1), then the one read on, cited like any other.
     assert [c["chunk_index"] for c in retrieved] == [0, 1]
     assert [c["chunk_id"] for c in out["citations"]] == [c["chunk_id"] for c in retrieved]
+
+
+def test_a_store_that_fails_while_reading_on_leaves_the_answer_from_what_was_retrieved(
+        section_cut_in_two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def outage(*_: object) -> dict[tuple[str, int], dict[str, object]]:
+        raise RetrievalError("the vector store failed (ConnectError)")
+    monkeypatch.setattr(search, "chunks_at", outage)  # retrieval went through; the one later lookup fails
+    with Agent(Context(top_k=1), InMemorySaver()) as agent:
+        out = agent.ask(QUESTION)
+    assert out["status"] == "grounded" and out["error"] is None
+    assert "lock held by another process" in out["answer"] and "--resume" not in out["answer"]
+    assert [c["chunk_id"] for c in out["citations"]] == [c["chunk_id"] for c in out["retrieved"]]
 
