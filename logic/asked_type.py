@@ -104,10 +104,21 @@ def _lines(text: str) -> Iterable[tuple[str, bool, str]]:
         yield from ((sentence, False, sentences[n - 1] if n else "") for n, sentence in enumerate(sentences))
 
 
+# A year after a preposition and not before a word it counts ("in his 2012 Turing lecture", "since 2021,") dates
+# something: it states no amount ("in 2000 steps" counts steps).
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_DATED = re.compile(r"\b(?:in|since|until|till|by|from|during|around|circa)\s+"
+                    r"(?:(?:his|her|its|their|the|early|late|mid)\s+)?$", re.IGNORECASE)
+_COUNTED = re.compile(r"\s*[a-z%]")
+
+
 def _numbers(line: str, own: set[str]) -> bool:
     """Tell whether a line states an amount the question does not already give."""
     for match in _NUMBER.finditer(line):
-        if match.group(0) not in own and not _REFERENCE.search(line[:match.start()]):
+        number = match.group(0).rstrip(",_")  # "since 2021, the tool": the comma ends the number
+        year = _YEAR.fullmatch(number) and _DATED.search(line[:match.start()]) \
+            and not _COUNTED.match(line, match.start() + len(number))
+        if match.group(0) not in own and not _REFERENCE.search(line[:match.start()]) and not year:
             return True
     return bool(_NUMBER_WORD.search(line))
 

@@ -58,6 +58,16 @@ def test_a_number_next_to_the_product_name_only_is_not_a_count_of_what_is_asked(
     assert missing("How many GitHub stars does Acme have?", sections)
 
 
+def test_a_year_dates_what_it_follows_and_counts_nothing() -> None:
+    question = "How much runtime overhead does the cache add?"
+    # "zero-overhead" and "in his 2012 Turing lecture" share the words, and say no amount of overhead.
+    assert missing(question, ["The cache is what Stroustrup called zero-overhead in his 2012 Turing lecture."])
+    assert missing(question, ["Since 2021, the cache adds runtime overhead only on a miss."])
+    # A number after the same prepositions that counts what follows it is an amount.
+    assert not missing(question, ["The cache adds runtime overhead in 2000 cycles at most."])
+    assert not missing(question, ["The runtime overhead of the cache is 2000 ns."])
+
+
 def test_in_code_only_a_value_given_to_a_setting_counts() -> None:
     question = "How many particles does the localizer use?"
     assert not missing(question, ["Localizer settings:\n\n```yaml\nlocalizer:\n  max_particles: 2000\n```\n"])
