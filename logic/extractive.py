@@ -144,6 +144,8 @@ def extract_answer(query: str, chunks: list[str], similarity: Similarity | None 
     seams = frozenset(k for k in range(1, len(pool)) if follows and follows[pool[k][0]] == pool[k - 1][0]
                       and pool[k][0] != pool[k - 1][0] and pool[k][1].position == 0 and not pool[k][1].section)
     picked = _passage(pool, where[candidates[best]], max_words, seams)
+    if wants_steps:
+        picked += _step_after(pool, picked, seams)
     used = _words(pool, picked)
     # The runner-up sections too, while the quote has room: an answer is often split (the list in one section,
     # the numbers in the next), and the embedder's favourite is not always the passage that answers. Measured
@@ -281,6 +283,8 @@ Candidate = tuple[int, Unit]
 _HELD = 20
 # Code lines in a row that make two quoted blocks the same code; examples sharing only their imports stay apart.
 SHARED_RUN = 6
+# How many units past a prose passage a how-to answer looks for the command that carries it out.
+STEP_REACH = 6
 # A sentence opening on a word that refers to the sentence before it.
 _POINTS_BACK = re.compile(r"(?:this|these|that|those|it|its|they|such|here|however|but|also|so|therefore|thus|then|"
                           r"instead|otherwise|in\s+(?:this|that|these|those|such))\b", re.IGNORECASE)
@@ -346,6 +350,20 @@ def _passage(candidates: list[Candidate], k: int, max_words: int, seams: frozens
             break
         picked.insert(0, j)
     return picked
+
+
+def _step_after(candidates: list[Candidate], picked: list[int], seams: frozenset[int]) -> list[int]:
+    """Return the first code block after a passage of prose only, further on in its section, for a "how do I"."""
+    if any(candidates[k][1].kind != "sentence" for k in picked):
+        return []
+    for j in range(picked[-1] + 1, min(picked[-1] + 1 + STEP_REACH, len(candidates))):
+        if not _adjacent(candidates, j - 1, j, seams):
+            break
+        if candidates[j][1].kind == "code":
+            # With the rest of its paragraph: "Run the `cargo publish` command again." before "It should succeed now:".
+            step = [i for i in range(picked[-1] + 1, j) if _key(candidates, i) == _key(candidates, j)]
+            return [*step, j] if _words(candidates, step) <= SHORT_PASSAGE else [j]
+    return []
 
 
 def _adjacent(candidates: list[Candidate], j: int, k: int, seams: frozenset[int] = frozenset()) -> bool:

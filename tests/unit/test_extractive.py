@@ -300,6 +300,27 @@ def test_the_blocks_that_follow_the_chosen_step_are_quoted_with_it() -> None:
     assert "color: red;" in answer and "extra_css:\n  - style.css" in answer
 
 
+def test_a_how_to_answer_of_prose_goes_on_to_the_command_further_on_in_its_section() -> None:
+    chunk = ("Once the package has a name and a licence, it is ready to be released to the registry. A release "
+             "uploads one version for everyone to download.\n\n"
+             "Think before you release: a version can never be replaced, and its files stay on the registry for good, "
+             "so that every project that depends on it keeps building.\n\n"
+             "Run the `pkg release` command. It prints what it uploads:\n\n"
+             "```console\n$ pkg release\nUploading demo 0.1.0\n```\n\n"
+             "## Yanking\n\nA yanked version stays downloadable for projects that already use it.")
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "ready to be released" in t else 0.1 for t in texts]
+
+    answer = render(extract_answer("how do i release my package to the registry", [chunk], similarity=similarity))
+    # The passage that matched says when and why; the step that does it comes with it, with its own sentence.
+    assert "ready to be released" in answer and "Run the `pkg release` command." in answer
+    assert "$ pkg release" in answer and "yanked" not in answer
+    # A question that asks no "how" keeps the passage alone.
+    plain = render(extract_answer("is a release to the registry permanent", [chunk], similarity=similarity))
+    assert "$ pkg release" not in plain
+
+
 def test_a_one_line_answer_is_quoted_with_the_paragraph_before_it_in_its_section() -> None:
     chunk = ("Determines the address used when running the dev server. Must be of the format `IP:PORT`.\n\n"
              "Allows a custom default to be set without passing the option every time the server starts.\n\n"
