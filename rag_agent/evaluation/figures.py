@@ -7,8 +7,10 @@ import re
 import statistics
 from typing import Any
 
+from markdown_it import MarkdownIt
+
 from logic.chunking import TABLE_RULE
-from logic.fences import span_open
+from logic.fences import closes, opening, span_open
 from logic.markdown_text import MULTI_TICK
 from logic.not_found import unhedged
 from logic.passages import STRINGS_AND_REMARKS
@@ -137,6 +139,24 @@ def _ends_mid_sentence(answer: str) -> bool:
     return last[-1].isalnum() or last[-1] in ",;:(-"
 
 
+_COMMONMARK = MarkdownIt("commonmark")
+
+
+def _misread_fence(answer: str) -> bool:
+    """Tell whether a Markdown renderer reads a fence otherwise than it was quoted.
+
+    A fence indented four spaces (code from a list item) is no fence: it shows as text in an indented block. A
+    closing fence indented four spaces past its opening closes nothing, and what follows renders as code.
+    """
+    for token in _COMMONMARK.parse(answer):
+        lines = token.content.splitlines()
+        if token.type == "code_block" and lines and opening(lines[0].strip()):
+            return True
+        if token.type == "fence" and any(closes(line, token.markup) for line in lines):
+            return True
+    return False
+
+
 # Code lines in a row two quoted blocks share: the same code said twice, not two examples sharing their imports.
 _REPEAT_LINES = 6
 
@@ -175,6 +195,7 @@ def answer_defects(answer: str) -> list[str]:
     found += ["code span cut" for part in re.split(r"\n\s*\n", prose) if span_open(part)][:1]
     found += ["repeated quote" for _ in [0] if _repeats(answer)]
     found += ["table without its header" for _ in [0] if _headless_table(prose)]
+    found += ["fence read as text" for _ in [0] if _misread_fence(answer)]
     if answer.count("```") % 2:
         found.append("code block cut off")
     elif _ends_mid_sentence(answer):

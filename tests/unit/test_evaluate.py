@@ -362,3 +362,16 @@ def test_keyword_recall_counts_only_what_an_answer_gives() -> None:
     assert scored("grounded", f"{lead}\n\nHTTP/2 is off by default. [1]") == 0.0
     assert scored("grounded", f"{lead}\n\nPass `http2=True` to the Client. [1]") == 1.0
     assert scored("grounded", "Pass `http2=True` to the Client. [1]") == 1.0
+
+
+def test_answer_defects_name_a_fence_a_renderer_reads_as_text() -> None:
+    # Code quoted from a list item with its indentation: the opening fence at the margin, the closing one
+    # four spaces in, closes nothing; a fence indented four spaces opens nothing.
+    unclosed = "Use it [1]:\n\n```python\n    user = UserModel()\n    ```\n[1]\n\nThen dump it. [2]"
+    assert eval_figures.answer_defects(unclosed) == ["fence read as text"]
+    indented = "Use it [1]:\n\n    ```python\n    user = UserModel()\n    ```\n"
+    assert eval_figures.answer_defects(indented) == ["fence read as text"]
+    assert eval_figures.answer_defects("Use it [1]:\n\n```python\nuser = UserModel()\n```\n") == []
+    # A fence shown inside a longer one is the docs' own example of Markdown, not a misread fence.
+    shown = "Write it as [1]:\n\n````markdown\n```python\nx = 1\n```\n````\n"
+    assert "fence read as text" not in eval_figures.answer_defects(shown)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from logic.extractive import render
 from logic.passages import MAX_BLOCK_LINES, closing_code, joined_code, units
+from rag_agent.evaluation import figures as eval_figures
 
 QUOTED = """If you need the binary small, you can switch from unwinding to aborting by
 > adding `panic = 'abort'` to the appropriate `[profile]` sections in your
@@ -230,3 +231,32 @@ def test_a_piece_that_ends_by_closing_what_encloses_it_quotes_the_statements_bet
              "            parameters=[{'unity_port': 10000}]\n        )\n    ])\n```")
     assert [u.body for u in units(piece)] == \
         ["```python\n…\n# The bridge node\nNode(\n    parameters=[{'unity_port': 10000}]\n)\n…\n```"]
+
+
+LIST_ITEM_CODE = """* `exclude_none`: Exclude all fields whose value is `None`.
+* `exclude_unset`: Pydantic keeps track of the fields that were set. Using `exclude_unset`, any field that
+  was not explicitly provided will be excluded:
+
+    ```python
+    class UserModel(BaseModel):
+        name: str
+        age: int = 18
+    ```
+
+    | option | effect |
+    | --- | --- |
+    | `exclude_unset` | drops unset fields |
+
+Fields set later count as set.
+"""
+
+
+def test_code_and_a_table_from_a_list_item_are_quoted_at_the_margin() -> None:
+    # Indented four spaces, a quoted fence opens no block, and a closing fence indented past its opening one
+    # closes nothing: the rest of the answer would render as code.
+    blocks = [u for u in units(LIST_ITEM_CODE) if u.kind in ("code", "table")]
+    assert [u.kind for u in blocks] == ["code", "table"]
+    assert blocks[0].body == "```python\nclass UserModel(BaseModel):\n    name: str\n    age: int = 18\n```"
+    assert blocks[1].body.splitlines()[0] == "| option | effect |"
+    answer = render([(0, f"\n{u.body}\n") for u in blocks] + [(0, "Fields set later count as set.")])
+    assert eval_figures.answer_defects(answer) == []
