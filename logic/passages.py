@@ -259,24 +259,31 @@ def units(markdown: str) -> list[Unit]:
             lead = out.pop().body
         else:
             paragraph += 1  # a block nothing introduces is a passage of its own
-        out.append(Unit(kind, lead, _bounded(kind, _outdented(kind, lines), group != "cut"), len(out), paragraph,
+        closed = group != "cut"
+        out.append(Unit(kind, lead, _bounded(kind, _outdented(kind, lines, closed), closed), len(out), paragraph,
                         section))
     return out
 
 
-def _outdented(kind: Kind, lines: list[str]) -> list[str]:
+def _outdented(kind: Kind, lines: list[str], closed: bool = True) -> list[str]:
     """Return a code block or table without the indentation it had inside a list item.
 
     Quoted on its own, a fence indented four spaces opens no block (the lines render as literal text), and a
     closing fence indented more than its opening one closes nothing: the rest of the answer would render as code.
-    So a code block loses its fence's indentation, as CommonMark reads its lines, and a table its common one.
+    So a code block loses its fences' indentation (the opening one's, or the closing one's where a chunk's start
+    took the opening one's away), as CommonMark reads its lines, and a table its common one.
     """
     if kind == "table":
         return textwrap.dedent("\n".join(lines)).splitlines()
     if kind != "code":
         return lines
-    indent = len(lines[0]) - len(lines[0].lstrip(" "))
-    return [line[min(indent, len(line) - len(line.lstrip(" "))):] for line in lines]
+    indent = max(_indent(lines[0]), _indent(lines[-1]) if closed and len(lines) > 1 else 0)
+    return [line[min(indent, _indent(line)):] for line in lines]
+
+
+def _indent(line: str) -> int:
+    """Return how many spaces a line starts with."""
+    return len(line) - len(line.lstrip(" "))
 
 
 def closing_lead_in(markdown: str) -> str:

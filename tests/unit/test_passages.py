@@ -260,3 +260,6 @@ def test_code_and_a_table_from_a_list_item_are_quoted_at_the_margin() -> None:
     assert blocks[1].body.splitlines()[0] == "| option | effect |"
     answer = render([(0, f"\n{u.body}\n") for u in blocks] + [(0, "Fields set later count as set.")])
     assert eval_figures.answer_defects(answer) == []
+    # A chunk that opens with such a block has lost its opening fence's indentation, not the rest's.
+    opened = units(LIST_ITEM_CODE[LIST_ITEM_CODE.index("```python"):])[0]
+    assert opened.body == blocks[0].body
