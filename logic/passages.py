@@ -12,7 +12,13 @@ from logic.markdown_text import normalize_markdown
 
 Kind = Literal["sentence", "list", "table", "code"]
 _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
+# A numbered line ("255. If you try …") goes on the paragraph before it unless it numbers 1: only a list starting at 1
+# may interrupt a paragraph (CommonMark), and hard-wrapped prose often puts a number at a line's start.
+_NUMBERED = re.compile(r"^\s*(\d+)[.)]\s")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# What starts a block of its own right after a paragraph, so cannot go on a list item's: a heading, a quote, a
+# table row, an HTML tag, a rule.
+_INTERRUPTS = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|>|\||<|(?:[-*_]\s*){3,}$)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")
@@ -41,14 +47,22 @@ def is_prose(sentence: str) -> bool:
 def _continues(previous: str, line: str) -> bool:
     """Tell whether `line` is a hard-wrapped continuation of the sentence on the `previous` line."""
     stripped = line.strip()
-    if not previous or not stripped or stripped.startswith(("|", "#", ">")) or _BULLET.match(line):
+    if not previous or not stripped or stripped.startswith(("|", "#", ">")) or (_BULLET.match(line)
+                                                                               and not _renumbered(line)):
         return False
     if previous.rstrip().endswith((".", "!", "?")) or _CODE_SIGNAL.search(previous + " " + line):
         return False
     if previous.rstrip().endswith(":") and not stripped[0].islower():  # a lead-in to a list or a new sentence
         return False
     # A bullet's own wrapped lines are indented; an unindented line after it is a new paragraph.
-    return is_prose(previous) and (not _BULLET.match(previous) or line.startswith((" ", "\t")))
+    return is_prose(previous) and (not _BULLET.match(previous) or _renumbered(previous)
+                                   or line.startswith((" ", "\t")))
+
+
+def _renumbered(line: str) -> bool:
+    """Tell whether a line starts with a number other than 1 and a stop, as a list item or wrapped prose may."""
+    numbered = _NUMBERED.match(line)
+    return numbered is not None and numbered.group(1) != "1"
 
 
 def join_wrapped(lines: list[str]) -> list[str]:
@@ -105,9 +119,15 @@ def _group(lines: list[str]) -> list[tuple[Kind | Group, list[str]]]:
                 and not groups[-1][1] and groups[-2][0] == "list"):
             groups.pop()  # an indented paragraph after a blank line is the list item's own (its "Default: x")
             groups[-1][1].append("")
+        # A list item's paragraph goes on over lines indented under it, or not indented at all (CommonMark's lazy
+        # continuation: "* … where you'd like to use\na base class with …"); cut there, it would be quoted cut off.
+        in_paragraph = (bool(groups) and groups[-1][0] == "prose" and bool(groups[-1][1])
+                        and not groups[-1][1][-1].lstrip().startswith("#"))
         kind: Kind | Group = (
-            "table" if stripped.startswith("|") else "list" if _BULLET.match(line)
-            else "list" if groups and groups[-1][0] == "list" and line.startswith((" ", "\t")) and stripped
+            "prose" if in_paragraph and _renumbered(line)
+            else "table" if stripped.startswith("|") else "list" if _BULLET.match(line)
+            else "list" if groups and groups[-1][0] == "list" and stripped
+            and (line.startswith((" ", "\t")) or not _INTERRUPTS.match(line))
             else "prose")
         if not stripped:
             groups.append(("prose", []))  # a blank line ends a paragraph

@@ -263,3 +263,26 @@ def test_code_and_a_table_from_a_list_item_are_quoted_at_the_margin() -> None:
     # A chunk that opens with such a block has lost its opening fence's indentation, not the rest's.
     opened = units(LIST_ITEM_CODE[LIST_ITEM_CODE.index("```python"):])[0]
     assert opened.body == blocks[0].body
+
+
+def test_a_list_items_line_that_goes_on_without_indentation_is_the_items_own() -> None:
+    # Hard-wrapped Markdown often goes on a list item's paragraph at the margin (CommonMark's lazy continuation):
+    # cut at the wrap, the item would be quoted ending "in the case where you'd like to use".
+    text = ("Changes:\n\n* When subclassing a model, `model_config` is inherited. This helps where you'd like to use\n"
+            "a base class with one configuration for many models.\n# Next section\n\n"
+            "The next section opens with its own paragraph.\n")
+    lists = [u for u in units(text) if u.kind == "list"]
+    assert len(lists) == 1 and lists[0].body.endswith("a base class with one configuration for many models.")
+    assert [u.body for u in units(text) if u.kind == "sentence"] == ["The next section opens with its own paragraph."]
+
+
+def test_a_number_starting_a_wrapped_line_goes_on_its_paragraph() -> None:
+    # "255." opens a line of hard-wrapped prose; only a list starting at 1 may interrupt a paragraph.
+    text = ("Say you have a `u8` that holds values between 0 and\n"
+            "255. If you try to change it to a value outside that\nrange, integer overflow will occur.\n\n"
+            "## Steps\n2. Run the build again.\n")
+    found = units(text)
+    assert [u.body for u in found if u.kind == "sentence"][:2] == [
+        "Say you have a `u8` that holds values between 0 and 255.",
+        "If you try to change it to a value outside that range, integer overflow will occur."]
+    assert [u.body for u in found if u.kind == "list"] == ["2. Run the build again."]
