@@ -17,8 +17,8 @@ _BULLET = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # What starts a block of its own right after a paragraph, so cannot go on a list item's: a heading, a quote, a
-# table row, an HTML tag, a rule.
-_INTERRUPTS = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|>|\||<|(?:[-*_]\s*){3,}$)")
+# table row, an HTML tag, a rule, a bullet with nothing after it (an empty item, which shows nothing).
+_INTERRUPTS = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|>|\||<|(?:[-*_]\s*){3,}$|[-+*]\s*$)")
 # Emphasis and code markers, quote and heading prefixes; intra-word underscores (OPENAI_API_KEY) stay.
 _MD_NOISE = re.compile(r"\*+|`+|^\s*[>#]+\s*|(?<!\w)_+|_+(?!\w)")
 _PROSE_WORD = re.compile(r"^[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"'”]*$")

@@ -269,7 +269,7 @@ def test_a_list_items_line_that_goes_on_without_indentation_is_the_items_own() -
     # Hard-wrapped Markdown often goes on a list item's paragraph at the margin (CommonMark's lazy continuation):
     # cut at the wrap, the item would be quoted ending "in the case where you'd like to use".
     text = ("Changes:\n\n* When subclassing a model, `model_config` is inherited. This helps where you'd like to use\n"
-            "a base class with one configuration for many models.\n# Next section\n\n"
+            "a base class with one configuration for many models.\n-\n# Next section\n\n"
             "The next section opens with its own paragraph.\n")
     lists = [u for u in units(text) if u.kind == "list"]
     assert len(lists) == 1 and lists[0].body.endswith("a base class with one configuration for many models.")
