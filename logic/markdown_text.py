@@ -11,8 +11,13 @@ from logic.fences import closes, opening, outside
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # An HTML element's opening or closing tag: a name, then attributes. `Vec<T>` in prose is a type, not a tag:
 # a tag with no attributes counts only when its name is an HTML element's (two letters or more, lower case).
+# An element of one letter is a tag when it closes (`</a>`: no type is written so) or opens one that closes later on
+# the line (`<b>bold</b>`; `Option<i>` alone stays).
 _TAG = re.compile(r"</?(?:[A-Za-z][\w-]*(?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)+\s*/?"
-                  r"|[a-z][a-z0-9]+\s*/?)>")
+                  r"|[a-z][a-z0-9]+\s*/?)>|</[abipqsu]>|<([abipqsu])>(?=.*</\1>)")
+# An empty anchor element in a heading (`### Implementing X <a name="implementing_x"></a>`): the page's own anchor for
+# the section, which every site generator keeps, so it becomes the heading's `{#anchor}`.
+_HEADING_ANCHOR = re.compile(r"\s*<a\s+(?:name|id)\s*=\s*[\"']([^\"'\s]+)[\"']\s*>\s*</a>\s*$")
 # A line that is nothing but tags (`<Listing number="9-6" file-name="src/main.rs">`, `</div>`).
 _TAG_LINE = re.compile(r"^\s*(?:</?[A-Za-z][^<>]*>\s*)+$")
 # mkdocs-material / Python-Markdown admonitions and content tabs: `!!! note "Title"`, `??? example`, `=== "Tab"`.
@@ -276,6 +281,8 @@ def normalize_markdown(markdown: str) -> str:
             out.append("")  # a paragraph break, as the tag or definition stood between blocks
             defining = False
             continue
+        if line.startswith("#"):
+            line = _HEADING_ANCHOR.sub(r" {#\1}", line)
         line = MULTI_TICK.sub(_one_tick, line)
         line = _REF_CODE_LINK.sub(r"\1", _ROLE.sub(_role, line))
         line = _outside_code_spans(_outside_code_spans(line, _TAG, ""), _REF_LINK, r"\1")

@@ -74,8 +74,9 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # A code span (group 1) is matched before a role, so `{module}:{app}` followed by more code is not one.
 _MARKUP = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}|(`[^`\n]*`)|\{[a-z][\w:.-]*\}`[^`\n]+`", re.MULTILINE)
 # Markup the page renders, quoted as written: a footnote's mark ("colorful[^win] output"), a reference link's label
-# ("[Raw Identifiers][raw-identifiers]"), an attribute list ("{#model-before-validator}"), an HTML entity ("&mdash;").
-_PAGE_MARKUP = re.compile(r"\[\^[^\]\s]+\]|\]\[[\w.-]+\]|\{:?\s*#[\w-]+\s*\}|&(?:[a-z]+|#\d+);")
+# ("[Raw Identifiers][raw-identifiers]"), an attribute list ("{#model-before-validator}"), an HTML entity ("&mdash;"),
+# an element's closing tag ("themes</a> available").
+_PAGE_MARKUP = re.compile(r"\[\^[^\]\s]+\]|\]\[[\w.-]+\]|\{:?\s*#[\w-]+\s*\}|&(?:[a-z]+|#\d+);|</[a-z][a-z0-9]*>")
 # A stop after a sentence that already ended inside emphasis or quotes ("… committing code.**.").
 _DOUBLE_STOP = re.compile(r"[.!?][*_\"'”’]+\.(?!\.)")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a

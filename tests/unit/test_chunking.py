@@ -291,3 +291,14 @@ def test_a_reference_link_around_a_code_span_keeps_only_the_span() -> None:
     body = text_of(page, "models.md")
     assert "provides the `model_construct()`\nmethod" in body and "[pydantic.main" not in body
     assert "`[a][b]`" in body
+
+
+def test_an_html_anchor_in_a_heading_is_its_anchor_and_closing_tags_are_not_text() -> None:
+    # The page's own `<a name>` is the section's anchor on any site generator; a one-letter element's closing
+    # tag ("themes</a>") is markup like any other, while a type's brackets (`Option<i>`) are text.
+    page = ('# Schema\n\n### Implementing `__get_schema__` <a name="implementing_get_schema"></a>\n\n'
+            'See the <a href="themes/">themes</a> and <b>bold</b> notes; `Option<i>` and Option<i> stay.\n')
+    chunk = chunk_markdown(page, "schema.md")[-1]
+    assert chunk.heading_hierarchy[-1] == "Implementing `__get_schema__`"
+    assert chunk.anchor == "implementing_get_schema"
+    assert "See the themes and bold notes; `Option<i>` and Option<i> stay." in chunk.body

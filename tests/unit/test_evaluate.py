@@ -375,3 +375,8 @@ def test_answer_defects_name_a_fence_a_renderer_reads_as_text() -> None:
     # A fence shown inside a longer one is the docs' own example of Markdown, not a misread fence.
     shown = "Write it as [1]:\n\n````markdown\n```python\nx = 1\n```\n````\n"
     assert "fence read as text" not in eval_figures.answer_defects(shown)
+
+
+def test_answer_defects_name_a_closing_tag_left_in_prose() -> None:
+    assert eval_figures.answer_defects("There are themes</a> to choose from. [1]") == ["docs markup"]
+    assert eval_figures.answer_defects("Close it with `</a>` in the template. [1]") == []
