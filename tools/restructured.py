@@ -42,6 +42,10 @@ _SILENT = frozenset({"module", "currentmodule", "highlight"})
 _FUNCTION_ROLES = frozenset({"func", "meth"})  # Sphinx shows these with "()" after the name
 _registered: set[str] = set()
 _lock = threading.Lock()
+# `Single backticks` take the project's default role: Sphinx projects name one in conf.py (`default_role`: "any",
+# "py:obj" and "code" on the sites read so far), each shown as code, a titled target by its title. Docutils' own
+# default, a title reference, would show "utils.get_value <marshmallow.utils.get_value>" as written.
+_DEFAULT_ROLE = "rag-agent-default"
 
 
 def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict[str, Any] | None = None,
@@ -52,6 +56,12 @@ def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, 
     if short in _FUNCTION_ROLES and not text.rstrip().endswith(">") and not shown.endswith(")"):
         shown += "()"  # as Sphinx does, but never after a title the page gives ("app.logger <flask.Flask.logger>")
     return [nodes.literal(rawtext, shown) if as_code else nodes.Text(shown)], []
+
+
+def _default_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict[str, Any] | None = None,
+                  content: list[str] | None = None) -> tuple[list[Any], list[Any]]:
+    """Render `single backticks` as a Sphinx project's default role does: the name (or a target's title) as code."""
+    return [nodes.literal(rawtext, role_shown("obj", text)[0])], []
 
 
 class _AnyOption(dict[str, Any]):
@@ -111,11 +121,12 @@ def _register(text: str) -> None:
     # object directive there (`rst-class` is docutils'); its code and admonitions are kept.
     names |= {f"directive:{n}" for n in used
               if n not in _DOCUTILS_DIRECTIVES or n in HIDDEN_DIRECTIVES or n in _OBJECTS | _SILENT}
+    names.add(f"role:{_DEFAULT_ROLE}")
     with _lock:
         for key in names - _registered:
             kind, name = key.split(":", 1)
             if kind == "role":
-                roles.register_local_role(name, _sphinx_role)
+                roles.register_local_role(name, _default_role if name == _DEFAULT_ROLE else _sphinx_role)
             else:
                 directives.register_directive(name, _SphinxDirective)
             _registered.add(key)
@@ -138,5 +149,6 @@ def _as_page_html(html: str) -> str:
 def rst_to_markdown(text: str, name: str = "") -> str:
     """Return a reStructuredText page as Markdown with its title as front matter ('' when it has no text)."""
     _register(text)
+    text = f".. default-role:: {_DEFAULT_ROLE}\n\n{text}"  # a page's own default-role directive still wins
     html = publish_string(text, source_path=name or None, writer="html5", settings_overrides=_SETTINGS)
     return html_to_markdown(_as_page_html(str(html)))[0]

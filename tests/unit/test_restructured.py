@@ -121,3 +121,11 @@ def test_an_entry_whose_description_opens_with_code_leads_the_code_with_its_name
                                ".. data:: EMPTY\n")
     assert "`make_response(*args)`:\n\n```python\nx = 1\n```" in markdown and "`EMPTY`:" in markdown
     assert [(u.lead, u.kind) for u in units(markdown)] == [("`make_response(*args)`:", "code")]
+
+
+def test_single_backticks_read_as_a_sphinx_projects_default_role() -> None:
+    # Sphinx projects set `default_role` ("any", "py:obj", "code"): the name as code, a titled target by its title.
+    page = ("Access\n======\n\nBy default, marshmallow uses `utils.get_value <marshmallow.utils.get_value>` "
+            "to pull attributes, and `Schema.dump` writes them.\n")
+    shown = "marshmallow uses `utils.get_value` to pull attributes, and `Schema.dump` writes them."
+    assert shown in rst_to_markdown(page)
