@@ -75,8 +75,10 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _MARKUP = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}|(`[^`\n]*`)|\{[a-z][\w:.-]*\}`[^`\n]+`", re.MULTILINE)
 # Markup the page renders, quoted as written: a footnote's mark ("colorful[^win] output"), a reference link's label
 # ("[Raw Identifiers][raw-identifiers]"), an attribute list ("{#model-before-validator}"), an HTML entity ("&mdash;"),
-# an element's closing tag ("themes</a> available").
-_PAGE_MARKUP = re.compile(r"\[\^[^\]\s]+\]|\]\[[\w.-]+\]|\{:?\s*#[\w-]+\s*\}|&(?:[a-z]+|#\d+);|</[a-z][a-z0-9]*>")
+# an element's closing tag ("themes</a> available"), a reST cross-reference's target after its title
+# ("uses utils.get_value <marshmallow.utils.get_value> to pull").
+_PAGE_MARKUP = re.compile(r"\[\^[^\]\s]+\]|\]\[[\w.-]+\]|\{:?\s*#[\w-]+\s*\}|&(?:[a-z]+|#\d+);|</[a-z][a-z0-9]*>"
+                          r"|[\w.]+ <[\w.:~-]+\.[\w.:~-]+>")
 # A stop after a sentence that already ended inside emphasis or quotes ("… committing code.**.").
 _DOUBLE_STOP = re.compile(r"[.!?][*_\"'”’]+\.(?!\.)")
 # An inline code span with nothing in it ("located at ``"): the delimiters of an emptied value. Not a

@@ -380,3 +380,7 @@ def test_answer_defects_name_a_fence_a_renderer_reads_as_text() -> None:
 def test_answer_defects_name_a_closing_tag_left_in_prose() -> None:
     assert eval_figures.answer_defects("There are themes</a> to choose from. [1]") == ["docs markup"]
     assert eval_figures.answer_defects("Close it with `</a>` in the template. [1]") == []
+    # A reST cross-reference quoted as written, its target after its title.
+    assert eval_figures.answer_defects("It uses utils.get_value <marshmallow.utils.get_value> here. [1]") == [
+        "docs markup"]
+    assert eval_figures.answer_defects("Write to Ann <ann@example.com> or see <https://example.com/a.b>. [1]") == []
