@@ -58,12 +58,6 @@ def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, 
     return [nodes.literal(rawtext, shown) if as_code else nodes.Text(shown)], []
 
 
-def _default_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict[str, Any] | None = None,
-                  content: list[str] | None = None) -> tuple[list[Any], list[Any]]:
-    """Render `single backticks` as a Sphinx project's default role does: the name (or a target's title) as code."""
-    return [nodes.literal(rawtext, role_shown("obj", text)[0])], []
-
-
 class _AnyOption(dict[str, Any]):
     """Every option a directive may take, read as text and then ignored (Sphinx's options change no words)."""
 
@@ -121,12 +115,12 @@ def _register(text: str) -> None:
     # object directive there (`rst-class` is docutils'); its code and admonitions are kept.
     names |= {f"directive:{n}" for n in used
               if n not in _DOCUTILS_DIRECTIVES or n in HIDDEN_DIRECTIVES or n in _OBJECTS | _SILENT}
-    names.add(f"role:{_DEFAULT_ROLE}")
+    names.add(f"role:{_DEFAULT_ROLE}")  # an object role like any other Sphinx one: code, a titled target's title
     with _lock:
         for key in names - _registered:
             kind, name = key.split(":", 1)
             if kind == "role":
-                roles.register_local_role(name, _default_role if name == _DEFAULT_ROLE else _sphinx_role)
+                roles.register_local_role(name, _sphinx_role)
             else:
                 directives.register_directive(name, _SphinxDirective)
             _registered.add(key)
