@@ -95,3 +95,23 @@ def test_a_typo_is_searched_as_the_docs_word(own_docs: Path) -> None:
     answer = ask(own_docs, "how do i ingset a documentation website by its sitemap")
     assert answer["retrieval_query"] == "how do i ingest a documentation website by its sitemap"
     assert answer["status"] == "grounded" and "ingest.md" in {c["source"] for c in answer["citations"]}
+
+
+def test_a_greeting_before_a_question_changes_nothing(own_docs: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.context import Context
+    from rag_agent.service import Agent
+    from tools.settings import overridden
+
+    openers = ["Hi, ", "Hello! ", "Thanks! ", "Hi team, quick question: ", "hey "]
+    questions = [q for q, _ in COVERED[:5]] + NEAR_MISSES[:3]
+    with overridden(data_dir=str(own_docs)), Agent(Context(), InMemorySaver()) as agent:
+        for n, question in enumerate(questions):
+            plain = agent.ask(question)
+            greeted = agent.ask(openers[n % len(openers)] + question[0].lower() + question[1:])
+            assert greeted["status"] == plain["status"], question
+            assert greeted["retrieval_query"].lower() == question.lower()
+            assert [c["source_url"] for c in greeted["citations"]] == [c["source_url"] for c in plain["citations"]]
+            if plain["status"] == "not_found":  # the refusal names the ask, not the greeting
+                assert greeted["answer"].split("”")[0].lower() == plain["answer"].split("”")[0].lower()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic.heuristics import chitchat_reply, gerund, is_followup, rewrite_followup, subject_of
+from logic.heuristics import chitchat_reply, gerund, is_followup, rewrite_followup, subject_of, without_opener
 
 
 @pytest.mark.parametrize("text", ["hi", "Hello!", "hey there", "Good morning", "HELLO", "hi bot"])
@@ -42,6 +42,38 @@ def test_goodbye_gets_a_goodbye(text: str) -> None:
 )
 def test_questions_are_not_chitchat(text: str) -> None:
     assert chitchat_reply(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("Hi, how do I ingest my docs?", "how do I ingest my docs?"),
+        ("Hello Anna! Where is the config file?", "Where is the config file?"),
+        ("Hey there, can I use Postgres?", "can I use Postgres?"),
+        ("Thanks a lot for the help! And how do I deploy it?", "And how do I deploy it?"),
+        ("Good morning. What is Isaac Sim?", "What is Isaac Sim?"),
+        ("Hi team, quick question: what is AMCL?", "what is AMCL?"),
+        ("ok so, what about the theme?", "what about the theme?"),
+        ("nice. can readers pick the dark theme?", "can readers pick the dark theme?"),
+        ("hi how do I ingest?", "how do I ingest?"),
+    ],
+)
+def test_a_greeting_or_thanks_before_a_question_is_not_asked(text: str, asked: str) -> None:
+    assert without_opener(text) == asked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Perfect forwarding: what is it?",  # an acknowledgement word that starts the topic
+        "Cool theme options: which exist?",
+        "Hey Jude is stuck in my head, which plugin plays audio?",  # no punctuation after the greeting
+        "Hi!",  # all opener: chit-chat, left whole
+        "What is Isaac Sim?",
+    ],
+)
+def test_a_question_without_an_opener_is_left_whole(text: str) -> None:
+    assert without_opener(text) == text
 
 
 def test_thanks_with_contraction_is_chitchat() -> None:
