@@ -148,31 +148,35 @@ def _first(rows: list[dict[str, Any]], limit: int | None, key: Any) -> list[dict
     return kept
 
 
-# What people type before a question in a chat box; `--opener` puts one before every single question.
-OPENERS = ("Hi, ", "Hello! ", "Hey there, ", "Thanks! ", "Good morning. ", "Hi team, quick question: ", "ok so, ")
+# What people type around a question in a chat box; `--courtesies` wraps every single question in them.
+OPENERS = ("Hi, ", "Hello! ", "Hey there, ", "", "Good morning. ", "Hi team, quick question: ", "ok so, ")
+CLOSERS = (" Thanks!", "", " thx", "\n\nThanks in advance.", "", " Cheers")
 
 
-def with_opener(question: dict[str, Any]) -> dict[str, Any]:
-    """Return the question with a chat opener before it, the same one for the same id on every run."""
-    opener = OPENERS[int(hashlib.sha256(str(question.get("id", "")).encode()).hexdigest(), 16) % len(OPENERS)]
+def courteous(question: dict[str, Any]) -> dict[str, Any]:
+    """Return the question with a greeting before it or thanks after it (or both), the same for the same id."""
+    pick = int(hashlib.sha256(str(question.get("id", "")).encode()).hexdigest(), 16)
+    opener, closer = OPENERS[pick % len(OPENERS)], CLOSERS[pick // len(OPENERS) % len(CLOSERS)]
+    if not opener and not closer:
+        opener = "Hi, "
     text = question["question"]
     lower = opener.rstrip().endswith((",", ":")) and text[1:2].islower()  # "Hi, how …", "Hello! How …"
-    return {**question, "question": opener + (text[:1].lower() + text[1:] if lower else text)}
+    return {**question, "question": opener + (text[:1].lower() + text[1:] if lower else text) + closer}
 
 
 def load_sets(site: Site, limit: int | None, answers: bool = False,
-              opener: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+              courtesies: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Return the site's questions (single and selection, tagged) and conversations (turns tagged).
 
     With `answers`, only the in-scope single questions that name answer keywords, and no conversation; with
-    `opener`, each single question opens with a greeting or thanks (`with_opener`).
+    `courtesies`, each single question comes with a greeting or thanks around it (`courteous`).
     """
     questions = []
     for path in [*site.questions, *site.near_miss_files]:
         for q in evaluate.load_jsonl(path):
             out = q.get("expected") == "NOT_FOUND" or (not q.get("gold") and not q.get("expected"))
             near = out and (q.get("kind") == "near_miss" or path in site.near_miss_files)
-            questions.append({**(with_opener(q) if opener else q), "set": "questions", "near_miss": near})
+            questions.append({**(courteous(q) if courtesies else q), "set": "questions", "near_miss": near})
     if answers:
         kept = [q for q in questions if q.get("expected") == "GROUNDED" and q.get("answer_keywords")]
         return _first(kept, limit, lambda q: q.get("expected")), []
@@ -291,7 +295,7 @@ def dump_rows(name: str, records: list[dict[str, Any]], texts: dict[str, str]) -
 
 def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
              readers: Path | None = None, answers: bool = False,
-             opener: bool = False) -> tuple[dict[str, Any], list[Any]]:
+             courtesies: bool = False) -> tuple[dict[str, Any], list[Any]]:
     """Index one site if needed, ask its sets, and return its figures and its turns for the dump.
 
     With `readers`, the site is read by readers/reader-<site>.onnx, a reading model trained without it.
@@ -299,7 +303,7 @@ def run_site(site: Site, work: Path, model: str, code: str, limit: int | None,
     folder = work / (site.index or site.name)
     how = ensure_index(site, folder, model, code)
     print(f"{site.name}: index {how}", file=sys.stderr)
-    questions, conversations = load_sets(site, limit, answers, opener)
+    questions, conversations = load_sets(site, limit, answers, courtesies)
     reader = {}
     if readers is not None:
         if not (readers / f"reader-{site.name}.onnx").is_file():
@@ -370,9 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", action="store_true",
                         help="run the project's own tuning sets of benchmarks/tuning/ (questions as users write them) "
                              "against the shared sites' indexes")
-    parser.add_argument("--opener", action="store_true",
-                        help="ask every single question after a greeting or thanks (\"Hi, \", \"Thanks! \", …): "
-                             "the figures should be the plain run's")
+    parser.add_argument("--courtesies", action="store_true",
+                        help="ask every single question with a greeting before it or thanks after it (\"Hi, …\", "
+                             "\"… Thanks!\"): the figures should be the plain run's")
     args = parser.parse_args(argv)
     available = (heldout_sites() if args.heldout else users_sites(args.shared) if args.users
                  else known_sites(args.shared))
@@ -385,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.redirect_stdout(sys.stderr):  # with --json, stdout carries the JSON alone
         for name in names:
             rows[name], dumped = run_site(available[name], args.work_dir, args.embedding_model, code, args.limit,
-                                          args.reader_dir, args.answers, args.opener)
+                                          args.reader_dir, args.answers, args.courtesies)
             turns += dumped
     average = macro(rows)
     if args.dump:

@@ -126,11 +126,20 @@ _OPENER = re.compile(rf"^\s*(?:(?:{_SALUTATION}|{_ACKNOWLEDGEMENT}|{_ASIDE})\s*[
                      rf"(?:hi|hello|hey|hiya|howdy)\s+(?={_ASKING}))+", re.IGNORECASE)
 
 
-def without_opener(text: str) -> str:
-    """Return a message without the greeting, thanks or "quick question:" it opens with ("Hi, how do I …?")."""
+# ...and what it may close with after it: thanks, "cheers", "thanks in advance", after the question's own punctuation
+# ("…futures? thx": 2 of rust-book's 30 in-scope questions refused with it, 2 more lost their keywords), or after its
+# last word when the word can only be thanks ("amcl particle count in the nav2 params cheers"; not "ty" or "regards").
+_THANKS_WORDS = r"(?:(?:many|best|kind)\s+)?(?:thanks|thank\s+you|thx|tia|cheers)"
+_CLOSER = re.compile(rf"(?:(?<=[?.!,;:\n])\s*(?:{_THANKS_WORDS}|ty|(?:best|kind)\s+regards|regards)|\s+{_THANKS_WORDS})"
+                     rf"(?:\s+(?:{'|'.join(sorted(_FILLER | {'in', 'advance', 'lots'}))}))*[\s.!]*$", re.IGNORECASE)
+
+
+def without_courtesies(text: str) -> str:
+    """Return a message without the greeting or thanks around its question ("Hi, how do I …? Thanks!")."""
     opener = _OPENER.match(text)
     rest = text[opener.end():] if opener else text
-    # A message that is all opener is chit-chat (chitchat_reply), or else nothing is left to ask: keep it whole.
+    rest = _CLOSER.sub("", rest).rstrip(" \n,;:") or rest
+    # A message that is all courtesy is chit-chat (chitchat_reply), or else nothing is left to ask: keep it whole.
     return rest if any(w.lower() not in _FILLER for w in _WORD.findall(rest)) else text
 
 
@@ -381,7 +390,7 @@ def as_asked(question: str, query: str) -> str:
 def asked_question(messages: Sequence[AnyMessage], retrieval_query: str) -> str:
     """Return the question to name back to the user: the standalone query, or the user's words it only extended."""
     humans = [m for m in messages if isinstance(m, HumanMessage)]
-    return as_asked(without_opener(humans[-1].text.strip()) if humans else "", retrieval_query)
+    return as_asked(without_courtesies(humans[-1].text.strip()) if humans else "", retrieval_query)
 
 
 def _plural(subject: str) -> bool:

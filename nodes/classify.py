@@ -16,7 +16,7 @@ from graph.context import Context, resolve_context
 from graph.state import State, turn_defaults
 from logic import durations
 from logic.errors import InvalidInputError
-from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup, without_opener
+from logic.heuristics import RESET_COMMANDS, chitchat_reply, rewrite_followup, without_courtesies
 from logic.history import recent_history, window_removals
 from logic.page_hint import clean_page_url
 from logic.validation import UNREADABLE, clean_question, clean_selection
@@ -127,7 +127,7 @@ def _intent(state: State, text: str, history: list[AnyMessage], ctx: Context) ->
     """Decide chit-chat, out-of-scope or a question, and the standalone query to retrieve with."""
     if chitchat_reply(text) is not None:
         return {"intent": "chitchat"}
-    text = without_opener(text)  # "Hi, how do I …?" is searched and judged as "how do I …?"
+    text = without_courtesies(text)  # "Hi, how do I …?" is searched and judged as "how do I …?"
     previous = state.get("last_query", "")
     update: dict[str, Any] = {}
     if ctx.uses_model and previous and history:

@@ -17,7 +17,7 @@ from graph.state import State
 from logic import answerability, lexical, ranking, retrieval_cache
 from logic.errors import AgentError, EmbeddingError, IndexMismatchError, IndexMissingError, InvalidInputError
 from logic.filters import Scope
-from logic.heuristics import chitchat_reply, without_opener
+from logic.heuristics import chitchat_reply, without_courtesies
 from logic.hygiene import to_chunk
 from logic.not_found import sections
 from logic.page_hint import prefer_page
@@ -80,7 +80,7 @@ def _previous_turns(messages: list[AnyMessage], ctx: Context) -> list[str]:
         except InvalidInputError:  # a refused message was no question
             continue
         if chitchat_reply(text) is None:  # "thanks!" says nothing about the topic
-            found.append(without_opener(text))
+            found.append(without_courtesies(text))
         if len(found) == answerability.CONTEXT_TURNS:
             break
     return found[::-1]

@@ -97,7 +97,7 @@ def test_a_typo_is_searched_as_the_docs_word(own_docs: Path) -> None:
     assert answer["status"] == "grounded" and "ingest.md" in {c["source"] for c in answer["citations"]}
 
 
-def test_a_greeting_before_a_question_changes_nothing(own_docs: Path) -> None:
+def test_a_greeting_or_thanks_around_a_question_changes_nothing(own_docs: Path) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graph.context import Context
@@ -105,11 +105,12 @@ def test_a_greeting_before_a_question_changes_nothing(own_docs: Path) -> None:
     from tools.settings import overridden
 
     openers = ["Hi, ", "Hello! ", "Thanks! ", "Hi team, quick question: ", "hey "]
+    closers = [" Thanks!", "", " thx", "\n\nThanks in advance."]
     questions = [q for q, _ in COVERED[:5]] + NEAR_MISSES[:3]
     with overridden(data_dir=str(own_docs)), Agent(Context(), InMemorySaver()) as agent:
         for n, question in enumerate(questions):
             plain = agent.ask(question)
-            greeted = agent.ask(openers[n % len(openers)] + question[0].lower() + question[1:])
+            greeted = agent.ask(openers[n % len(openers)] + question[0].lower() + question[1:] + closers[n % 4])
             assert greeted["status"] == plain["status"], question
             assert greeted["retrieval_query"].lower() == question.lower()
             assert [c["source_url"] for c in greeted["citations"]] == [c["source_url"] for c in plain["citations"]]

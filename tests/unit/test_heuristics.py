@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic.heuristics import chitchat_reply, gerund, is_followup, rewrite_followup, subject_of, without_opener
+from logic.heuristics import chitchat_reply, gerund, is_followup, rewrite_followup, subject_of, without_courtesies
 
 
 @pytest.mark.parametrize("text", ["hi", "Hello!", "hey there", "Good morning", "HELLO", "hi bot"])
@@ -56,10 +56,17 @@ def test_questions_are_not_chitchat(text: str) -> None:
         ("ok so, what about the theme?", "what about the theme?"),
         ("nice. can readers pick the dark theme?", "can readers pick the dark theme?"),
         ("hi how do I ingest?", "how do I ingest?"),
+        ("How do I ingest? Thanks!", "How do I ingest?"),
+        ("Hi,\n\nhow do I ingest?\n\nThanks in advance.", "how do I ingest?"),
+        ("How do I ingest, thanks", "How do I ingest"),
+        ("What is AMCL? thx", "What is AMCL?"),
+        ("Where is the config? Best regards", "Where is the config?"),
+        ("amcl particle count in the nav2 params cheers", "amcl particle count in the nav2 params"),
+        ("wait for another node in a launch file thx", "wait for another node in a launch file"),
     ],
 )
-def test_a_greeting_or_thanks_before_a_question_is_not_asked(text: str, asked: str) -> None:
-    assert without_opener(text) == asked
+def test_a_greeting_or_thanks_around_a_question_is_not_asked(text: str, asked: str) -> None:
+    assert without_courtesies(text) == asked
 
 
 @pytest.mark.parametrize(
@@ -69,11 +76,13 @@ def test_a_greeting_or_thanks_before_a_question_is_not_asked(text: str, asked: s
         "Cool theme options: which exist?",
         "Hey Jude is stuck in my head, which plugin plays audio?",  # no punctuation after the greeting
         "Hi!",  # all opener: chit-chat, left whole
+        "How do I say thanks?",  # thanks that is asked about, before the question mark
+        "Which field holds the type ty",  # "ty" and "regards" close a message only after its punctuation
         "What is Isaac Sim?",
     ],
 )
 def test_a_question_without_an_opener_is_left_whole(text: str) -> None:
-    assert without_opener(text) == text
+    assert without_courtesies(text) == text
 
 
 def test_thanks_with_contraction_is_chitchat() -> None:
