@@ -62,6 +62,8 @@ def test_questions_are_not_chitchat(text: str) -> None:
         ("What is AMCL? thx", "What is AMCL?"),
         ("Where is the config? Best regards", "Where is the config?"),
         ("amcl particle count in the nav2 params cheers", "amcl particle count in the nav2 params"),
+        ("What is AMCL? Thanks a lot for the help, really, thank you so much!", "What is AMCL?"),
+        ("What is AMCL?" + " " * 9000 + "thanks", "What is AMCL?"),
         ("wait for another node in a launch file thx", "wait for another node in a launch file"),
     ],
 )
