@@ -153,12 +153,15 @@ OPENERS = ("Hi, ", "Hello! ", "Hey there, ", "", "Good morning. ", "Hi team, qui
 CLOSERS = (" Thanks!", "", " thx", "\n\nThanks in advance.", "", " Cheers")
 
 
-def courteous(question: dict[str, Any]) -> dict[str, Any]:
+FOLLOW_UP_OPENERS = ("Thanks! ", "ok, ", "Great. ", "Thank you. ", "Cool, ")
+
+
+def courteous(question: dict[str, Any], openers: tuple[str, ...] = OPENERS) -> dict[str, Any]:
     """Return the question with a greeting before it or thanks after it (or both), the same for the same id."""
     pick = int(hashlib.sha256(str(question.get("id", "")).encode()).hexdigest(), 16)
-    opener, closer = OPENERS[pick % len(OPENERS)], CLOSERS[pick // len(OPENERS) % len(CLOSERS)]
+    opener, closer = openers[pick % len(openers)], CLOSERS[pick // len(openers) % len(CLOSERS)]
     if not opener and not closer:
-        opener = "Hi, "
+        opener = openers[0]
     text = question["question"]
     lower = opener.rstrip().endswith((",", ":")) and text[1:2].islower()  # "Hi, how …", "Hello! How …"
     return {**question, "question": opener + (text[:1].lower() + text[1:] if lower else text) + closer}
@@ -169,7 +172,8 @@ def load_sets(site: Site, limit: int | None, answers: bool = False,
     """Return the site's questions (single and selection, tagged) and conversations (turns tagged).
 
     With `answers`, only the in-scope single questions that name answer keywords, and no conversation; with
-    `courtesies`, each single question comes with a greeting or thanks around it (`courteous`).
+    `courtesies`, each single question comes with a greeting or thanks around it (`courteous`), and each follow-up
+    with thanks for the answer before it.
     """
     questions = []
     for path in [*site.questions, *site.near_miss_files]:
@@ -186,7 +190,11 @@ def load_sets(site: Site, limit: int | None, answers: bool = False,
         questions += _first(chosen, limit, lambda q: q.get("expected"))
     conversations = []
     for conv in evaluate.load_jsonl(site.conversations) if site.conversations else []:
-        conversations.append({**conv, "turns": [{**t, "set": "conversation"} for t in conv["turns"]]})
+        turns = [{**t, "set": "conversation"} for t in conv["turns"]]
+        if courtesies:  # a follow-up is often thanks for the answer before it, then the next question
+            turns = [t if n == 0 else courteous({**t, "id": f"{conv['id']}-{n}"}, FOLLOW_UP_OPENERS)
+                     for n, t in enumerate(turns)]
+        conversations.append({**conv, "turns": turns})
     return questions, conversations[:limit] if limit is not None else conversations
 
 
@@ -376,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                              "against the shared sites' indexes")
     parser.add_argument("--courtesies", action="store_true",
                         help="ask every single question with a greeting before it or thanks after it (\"Hi, …\", "
-                             "\"… Thanks!\"): the figures should be the plain run's")
+                             "\"… Thanks!\"), and every follow-up after thanks (\"Thanks! …\"): the figures should "
+                             "be the plain run's")
     args = parser.parse_args(argv)
     available = (heldout_sites() if args.heldout else users_sites(args.shared) if args.users
                  else known_sites(args.shared))
