@@ -151,8 +151,7 @@ def _first(rows: list[dict[str, Any]], limit: int | None, key: Any) -> list[dict
 # What people type around a question in a chat box; `--courtesies` wraps every single question in them.
 OPENERS = ("Hi, ", "Hello! ", "Hey there, ", "", "Good morning. ", "Hi team, quick question: ", "ok so, ")
 CLOSERS = (" Thanks!", "", " thx", "\n\nThanks in advance.", "", " Cheers")
-
-
+# ...and before a follow-up: thanks for the answer before it.
 FOLLOW_UP_OPENERS = ("Thanks! ", "ok, ", "Great. ", "Thank you. ", "Cool, ")
 
 

@@ -176,6 +176,14 @@ def test_followup_resolves_after_its_question_left_the_window(ask: Ask, make_con
     assert state["status"] == "grounded"
 
 
+def test_a_followup_after_thanks_is_still_a_followup(ask: Ask) -> None:
+    ask("Hi, what is Isaac Sim?")
+    state = ask("Thanks! How do I use it for synthetic data?")
+    assert state["retrieval_query"] == "How do I use Isaac Sim for synthetic data?"
+    assert state["messages"][-2].content == "Thanks! How do I use it for synthetic data?"  # kept as typed
+    assert state["status"] == "grounded"
+
+
 def test_reset_restarts_the_turn_count(ask: Ask) -> None:
     ask("What is Isaac Sim?")
     ask("thanks")
