@@ -46,6 +46,9 @@ _lock = threading.Lock()
 # "py:obj" and "code" on the sites read so far), each shown as code, a titled target by its title. Docutils' own
 # default, a title reference, would show "utils.get_value <marshmallow.utils.get_value>" as written.
 _DEFAULT_ROLE = "rag-agent-default"
+# A field list opening the page (`:orphan:`, `:tocdepth: 2`) is Sphinx's file-wide metadata, never shown; read by
+# docutils it stayed as text ("orphan:") and took the page's title from its first heading.
+_METADATA = re.compile(r"\A(?:[ \t]*\n)*(?::[^:`\n]+:(?:[ \t][^\n]*)?(?:\n|\Z)(?:[ \t]+[^\n]*(?:\n|\Z))*)+")
 
 
 def _sphinx_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict[str, Any] | None = None,
@@ -143,6 +146,6 @@ def _as_page_html(html: str) -> str:
 def rst_to_markdown(text: str, name: str = "") -> str:
     """Return a reStructuredText page as Markdown with its title as front matter ('' when it has no text)."""
     _register(text)
-    text = f".. default-role:: {_DEFAULT_ROLE}\n\n{text}"  # a page's own default-role directive still wins
+    text = f".. default-role:: {_DEFAULT_ROLE}\n\n{_METADATA.sub('', text)}"  # the page's own directive still wins
     html = publish_string(text, source_path=name or None, writer="html5", settings_overrides=_SETTINGS)
     return html_to_markdown(_as_page_html(str(html)))[0]

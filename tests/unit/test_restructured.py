@@ -129,3 +129,11 @@ def test_single_backticks_read_as_a_sphinx_projects_default_role() -> None:
             "to pull attributes, and `Schema.dump` writes them.\n")
     shown = "marshmallow uses `utils.get_value` to pull attributes, and `Schema.dump` writes them."
     assert shown in rst_to_markdown(page)
+
+
+def test_sphinx_file_wide_metadata_is_not_shown_and_keeps_the_title() -> None:
+    page = ":orphan:\n:tocdepth: 2\n\nAJAX with jQuery\n================\n\nSend a request with `fetch`.\n"
+    markdown = rst_to_markdown(page)
+    assert markdown.startswith("---\ntitle: AJAX with jQuery\n---")
+    assert "orphan" not in markdown and "tocdepth" not in markdown
+    assert "Send a request with `fetch`." in markdown
